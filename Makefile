@@ -1,0 +1,37 @@
+# `make run` serves the scorepad; `make test` runs every test. Both set up .venv/ first.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test bench train-help system-deps clean
+
+run: $(STAMP)
+	$(BIN)/companion serve
+
+test: $(STAMP) system-deps
+	$(BIN)/python -m pytest -q
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+# Browser tests drive Debian's Chromium (Playwright's own browser download cannot work offline).
+system-deps:
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver; \
+	  else echo "Browser tests need Debian's chromium: sudo apt-get install chromium chromium-driver"; fi; \
+	fi
+
+# Training is an optional extra: the CPU wheel of PyTorch on disk.
+$(VENV)/.train: $(STAMP)
+	$(BIN)/pip install -q -e '.[test,train]'
+	touch $@
+
+train-env: $(VENV)/.train
+
+clean:
+	rm -rf $(VENV) *.egg-info .pytest_cache
