@@ -126,7 +126,10 @@ def parse_token(text: str, dice_set: "DiceSet | None" = None) -> DieToken:
     face = Face(value, color)
     die_id = match["die"].upper() if match["die"] else None
     if die_id is not None:
-        die = (dice_set or standard_set()).die(die_id)
+        try:
+            die = (dice_set or standard_set()).die(die_id)
+        except DiceError as exc:
+            raise DiceError(f"bad dice token {text!r}: {exc}") from None
         if not die.has_face(face):
             faces = " ".join(f.token for f in die.faces)
             raise DiceError(f"bad dice token {text!r}: die {die_id} has no face {face.token} (its faces: {faces})")
