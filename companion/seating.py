@@ -1,0 +1,45 @@
+"""Who starts: each player rolls one high die; the highest starts, the rest keep their seats.
+
+Pure rule code (no I/O). Play goes round the table in seating order from the starter, so the
+turn order is the seating order rotated. When several players share the highest roll, only
+they roll again (`tied` names them); the others' rolls no longer matter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+HIGH_FACES = range(5, 11)  # a high die shows 5..10
+
+
+class SeatingError(ValueError):
+    """Rolls that cannot decide: wrong count, or a value no high die shows."""
+
+
+@dataclass(frozen=True, slots=True)
+class FirstPlayer:
+    """`order` is the turn order when the rolls decided; otherwise `tied` must roll again."""
+
+    order: tuple[str, ...] | None
+    tied: tuple[str, ...]
+
+    def to_json(self) -> dict:
+        return {"order": None if self.order is None else list(self.order), "tied": list(self.tied)}
+
+
+def first_player(seating: Sequence[str], rolls: Sequence[int]) -> FirstPlayer:
+    """Decide the starter from one high-die roll per player, given in seating order."""
+    if len(seating) != len(rolls):
+        raise SeatingError(f"one roll per player: {len(seating)} players, {len(rolls)} rolls")
+    if not seating:
+        raise SeatingError("no players")
+    for name, value in zip(seating, rolls):
+        if isinstance(value, bool) or not isinstance(value, int) or value not in HIGH_FACES:
+            raise SeatingError(f"{name}'s roll {value!r} is not a high die (5..10)")
+    best = max(rolls)
+    top = [i for i, value in enumerate(rolls) if value == best]
+    if len(top) > 1:
+        return FirstPlayer(None, tuple(seating[i] for i in top))
+    start = top[0]
+    return FirstPlayer(tuple(seating[start:]) + tuple(seating[:start]), ())

@@ -1,0 +1,1 @@
+"""The scorepad's web adapter: helpers for `companion.server` (no rule is decided here)."""

@@ -1,0 +1,201 @@
+"""Rebuild games from the store and shape them for the API. Every rule is the game's.
+
+A stored game is its config plus its attempts; `replay` feeds them to `companion.game`, so
+the scorepad, the next player and the end of the game always come from the rules engine.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import threading
+from collections import OrderedDict
+from typing import Any, Sequence
+
+from companion.dice import Color, DiceError, Face, parse_faces, standard_set
+from companion.game import Game, GameError, Mode
+from companion.rules import HouseRules
+from companion.store import AttemptRecord, GameRecord
+
+MAX_NAME = 30
+
+
+def game_config(body: Any) -> dict[str, Any]:
+    """Check a create-game request and return the config to store (the game validates it too)."""
+    if not isinstance(body, dict):
+        raise GameError("send a JSON object with \"players\", \"mode\" and \"rules\"")
+    players = body.get("players")
+    if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
+        raise GameError("\"players\" must be a list of names")
+    players = [p.strip() for p in players]
+    too_long = [p for p in players if len(p) > MAX_NAME]
+    if too_long:
+        raise GameError(f"name {too_long[0][:MAX_NAME]!r}... is longer than {MAX_NAME} characters")
+    mode = Mode.parse(body.get("mode", "standard"))
+    rules = house_rules(body.get("rules", {}))
+    Game.new(players, mode, rules)  # the game's own checks: names, solitaire for one player...
+    return {"players": players, "mode": mode.value, "rules": dataclasses.asdict(rules)}
+
+
+def house_rules(data: Any) -> HouseRules:
+    if data is None:
+        return HouseRules()
+    if not isinstance(data, dict):
+        raise GameError("\"rules\" must be an object")
+    known = {f.name for f in dataclasses.fields(HouseRules)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise GameError(f"unknown house rule {unknown[0]!r}: known rules are {', '.join(sorted(known))}")
+    if not all(isinstance(v, bool) for v in data.values()):
+        raise GameError("house rules are true or false")
+    return HouseRules(**data)
+
+
+class ReplayCache:
+    """Replaying a long game on every request costs evaluator time; keep recent results.
+
+    Keyed by the game id and the exact attempts, so any change (another process included)
+    misses the cache rather than serving a stale game. Games are handed out as copies.
+    """
+
+    def __init__(self, size: int = 32):
+        self._size = size
+        self._lock = threading.Lock()
+        self._games: OrderedDict[tuple, Game] = OrderedDict()
+
+    def game(self, record: GameRecord, attempts: Sequence[AttemptRecord]) -> Game:
+        key = (record.id, tuple((a.seq, a.player, tuple(a.dice)) for a in attempts))
+        with self._lock:
+            cached = self._games.get(key)
+            if cached is not None:
+                self._games.move_to_end(key)
+        if cached is None:
+            cached = replay(record, attempts)
+            with self._lock:
+                self._games[key] = cached
+                while len(self._games) > self._size:
+                    self._games.popitem(last=False)
+        return _copy(cached)
+
+
+def replay(record: GameRecord, attempts: Sequence[AttemptRecord]) -> Game:
+    config = record.config
+    game = Game.new(config["players"], config["mode"], house_rules(config.get("rules")))
+    for attempt in attempts:
+        game.record(attempt.player, parse_faces(attempt.dice))
+    return game
+
+
+def _copy(game: Game) -> Game:
+    # A deep copy costs no evaluation and leaves the cached game untouched when the caller
+    # records on it.
+    return copy.deepcopy(game)
+
+
+def game_state(record: GameRecord, attempts: Sequence[AttemptRecord], game: Game) -> dict[str, Any]:
+    """Everything the page shows for a game, in one JSON object."""
+    nxt = game.next_player
+    return {
+        "id": record.id,
+        "players": list(game.players),
+        "mode": game.mode.value,
+        "rules": dataclasses.asdict(game.rules),
+        "created_at": record.created_at,
+        "updated_at": record.updated_at,
+        "seq": len(attempts),  # the seq the next attempt must carry
+        "stage": game.stage.value,
+        "next": nxt,
+        "phase": game.current_phase(nxt) if nxt is not None else None,
+        "in_last_chances": game.in_last_chances,
+        "over": game.over,
+        "winners": list(game.winners),
+        "scorepad": game.scorepad().to_json(),
+        "attempts": [
+            {**a.to_json(), "seq": rec.seq, "photo_id": rec.photo_id, "created_at": rec.created_at}
+            for a, rec in zip(game.attempts, attempts)
+        ],
+    }
+
+
+def game_summary(record: GameRecord, attempts: Sequence[AttemptRecord], game: Game) -> dict[str, Any]:
+    pad = game.scorepad()
+    return {
+        "id": record.id,
+        "players": list(game.players),
+        "mode": game.mode.value,
+        "created_at": record.created_at,
+        "updated_at": record.updated_at,
+        "attempts": len(attempts),
+        "next": game.next_player,
+        "over": game.over,
+        "winners": list(game.winners),
+        "totals": {p.name: p.total for p in pad.players},
+    }
+
+
+def reading_json(reading: Any) -> dict[str, Any]:
+    """The reading as the page needs it: each die also with its token and outline polygon."""
+    data = reading.to_json()
+    for out, die in zip(data["dice"], reading.dice):
+        out["token"] = die.face.token
+        polygon = die.polygon
+        if polygon is None:
+            x0, y0, x1, y1 = die.box
+            polygon = ((x0, y0), (x1, y0), (x1, y1), (x0, y1))
+        out["polygon"] = [[round(float(x), 1), round(float(y), 1)] for x, y in polygon]
+    return data
+
+
+def photo_labels(reading: dict[str, Any], faces: Sequence[Face], sources: Sequence[Any] | None) -> dict[str, Any]:
+    """The photo's final dice for the dataset: each read die as corrected, in the photo's place.
+
+    `sources[i]` is the index of the read die that dice[i] came from, or None for a die typed
+    in by hand (it has no outline, so it is counted in "unboxed" instead). Read dice that the
+    player removed were not dice: they get no label.
+    """
+    read = reading.get("dice", [])
+    if sources is None:
+        sources = [None] * len(faces)
+    if not isinstance(sources, list) or len(sources) != len(faces):
+        raise DiceError("\"sources\" must give, for each die, the index of the read die it came from or null")
+    labels, seen, unboxed = [], set(), 0
+    for face, source in zip(faces, sources):
+        if source is None:
+            unboxed += 1
+            continue
+        if isinstance(source, bool) or not isinstance(source, int) or not 0 <= source < len(read) or source in seen:
+            raise DiceError(f"bad source {source!r}: each read die (0..{len(read) - 1}) may be used once")
+        seen.add(source)
+        die = read[source]
+        labels.append({
+            "die": _die_id(die.get("die"), face),
+            "value": "W" if face.value is None else face.value,
+            "color": face.color.value,
+            "polygon": die["polygon"],
+            "box": _clip(die["box"], reading["width"], reading["height"]),
+            "truncated": False,
+            "corrected": face.token != die.get("token"),
+        })
+    return {"dice": labels, "unboxed": unboxed, "removed": len(read) - len(seen)}
+
+
+def _die_id(read_id: str | None, face: Face) -> str | None:
+    dice = standard_set()
+    if read_id is not None:
+        try:
+            if dice.die(read_id).has_face(face):
+                return read_id
+        except DiceError:
+            pass
+    # A face printed on only one die of the set pins the die down.
+    candidates = dice.dice_with(face)
+    return candidates[0].id if len(candidates) == 1 else None
+
+
+def _clip(box: Sequence[float], width: int, height: int) -> list[float]:
+    x0, y0, x1, y1 = box
+    return [max(0.0, x0), max(0.0, y0), min(float(width), x1), min(float(height), y1)]
+
+
+def color_names() -> list[str]:
+    return [c.value for c in Color]

@@ -1,0 +1,173 @@
+"""The OpenAPI 3.1 description of the scorepad API, served at /api/openapi.json."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_ERROR = {"$ref": "#/components/schemas/Error"}
+
+
+def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _err(description: str) -> dict[str, Any]:
+    return _json(_ERROR, description)
+
+
+def _body(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+
+_PHOTO_BODY = {
+    "required": True,
+    "content": {"multipart/form-data": {"schema": {
+        "type": "object", "required": ["photo"],
+        "properties": {"photo": {"type": "string", "format": "binary", "description": "JPEG, PNG or WebP, at most 25 MB"}},
+    }}},
+}
+
+_GAME_ID = {"name": "game_id", "in": "path", "required": True, "schema": {"type": "string"}}
+
+_SCHEMAS: dict[str, Any] = {
+    "Error": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}},
+    "Token": {"type": "string", "description": "VALUE+COLOUR: 7b, 10g, Wr (value 1..10 or W; colour r/o/g/b)",
+              "examples": ["7b", "Wr"]},
+    "HouseRules": {"type": "object", "properties": {"natural_in_every_group": {"type": "boolean", "default": False}},
+                   "additionalProperties": False},
+    "Evaluation": {"type": "object", "properties": {
+        "phase": {"type": "integer"}, "complete": {"type": "boolean"}, "score": {"type": ["integer", "null"]},
+        "groups": {"type": "array", "items": {"type": "object", "properties": {
+            "kind": {"enum": ["set", "run", "color"]},
+            "dice": {"type": "array", "items": {"type": "integer"}, "description": "indices into the dice sent"},
+            "stands_for": {"type": "array", "items": {"type": ["integer", "null"]}}}}}}},
+    "PlayerScore": {"type": "object", "properties": {
+        "name": {"type": "string"}, "phase": {"type": "integer", "description": "current phase; 11 when all made"},
+        "phases": {"type": "array", "items": {"type": ["integer", "null"]}, "minItems": 10, "maxItems": 10},
+        "five_phase_bonus": {"type": "integer"}, "first_finish_bonus": {"type": "integer"},
+        "failures": {"type": "integer"}, "penalty": {"type": "integer"}, "total": {"type": "integer"}}},
+    "Attempt": {"type": "object", "properties": {
+        "seq": {"type": "integer"}, "player": {"type": "string"}, "phase": {"type": "integer"},
+        "dice": {"type": "array", "items": {"$ref": "#/components/schemas/Token"}},
+        "made": {"type": "boolean"}, "score": {"type": ["integer", "null"]},
+        "five_phase_bonus": {"type": "integer"}, "first_finish_bonus": {"type": "integer"},
+        "penalty": {"type": "integer"}, "last_chance": {"type": "boolean"},
+        "evaluation": {"$ref": "#/components/schemas/Evaluation"}, "photo_id": {"type": ["integer", "null"]}}},
+    "Game": {"type": "object", "properties": {
+        "id": {"type": "string"}, "players": {"type": "array", "items": {"type": "string"}},
+        "mode": {"enum": ["standard", "solitaire"]}, "rules": {"$ref": "#/components/schemas/HouseRules"},
+        "seq": {"type": "integer", "description": "the number of attempts so far: the seq the next attempt must carry"},
+        "stage": {"enum": ["normal", "last_chances", "over"]},
+        "next": {"type": ["string", "null"]}, "phase": {"type": ["integer", "null"], "description": "the next player's phase"},
+        "in_last_chances": {"type": "boolean"}, "over": {"type": "boolean"},
+        "winners": {"type": "array", "items": {"type": "string"}},
+        "scorepad": {"type": "object", "properties": {
+            "players": {"type": "array", "items": {"$ref": "#/components/schemas/PlayerScore"}},
+            "over": {"type": "boolean"}, "winners": {"type": "array", "items": {"type": "string"}},
+            "next": {"type": ["string", "null"]}}},
+        "attempts": {"type": "array", "items": {"$ref": "#/components/schemas/Attempt"}},
+        "created_at": {"type": "number"}, "updated_at": {"type": "number"}}},
+    "Reading": {"type": "object", "properties": {
+        "width": {"type": "integer"}, "height": {"type": "integer"}, "ms": {"type": "number"},
+        "dice": {"type": "array", "items": {"type": "object", "properties": {
+            "value": {"oneOf": [{"type": "integer"}, {"const": "W"}]}, "color": {"enum": ["red", "orange", "green", "blue"]},
+            "token": {"$ref": "#/components/schemas/Token"}, "confidence": {"type": "number"},
+            "uncertain": {"type": "boolean"}, "die": {"type": ["string", "null"]},
+            "box": {"type": "array", "items": {"type": "number"}, "description": "x0, y0, x1, y1 in upright image pixels"},
+            "polygon": {"type": "array", "items": {"type": "array", "items": {"type": "number"}}}}}}}},
+}
+
+
+def openapi_document() -> dict[str, Any]:
+    game = {"$ref": "#/components/schemas/Game"}
+    tokens = {"type": "array", "items": {"$ref": "#/components/schemas/Token"}, "minItems": 1, "maxItems": 10}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Phase 10 Dice Companion scorepad API", "version": "1",
+                 "description": "Every rule decision is the server's rules engine. In LAN mode every request "
+                                "needs the join code (query ?code=, the cookie set after the first visit, "
+                                "or the X-Join-Code header), else 403."},
+        "paths": {
+            "/api/openapi.json": {"get": {"summary": "This document", "responses": {"200": {"description": "OpenAPI"}}}},
+            "/api/info": {"get": {"summary": "Phases, colours and limits the page needs",
+                                  "responses": {"200": {"description": "info"}}}},
+            "/api/evaluate": {"post": {
+                "summary": "Evaluate dice for a phase (live evaluation on the turn screen)",
+                "requestBody": _body({"type": "object", "required": ["phase", "dice"], "properties": {
+                    "phase": {"type": "integer", "minimum": 1, "maximum": 10}, "dice": tokens,
+                    "rules": {"$ref": "#/components/schemas/HouseRules"}}}),
+                "responses": {"200": _json({"$ref": "#/components/schemas/Evaluation"}, "the best arrangement"),
+                              "400": _err("bad phase or dice token")}}},
+            "/api/first-player": {"post": {
+                "summary": "Decide who starts from one high-die roll per player (seating order)",
+                "requestBody": _body({"type": "object", "required": ["players", "rolls"], "properties": {
+                    "players": {"type": "array", "items": {"type": "string"}},
+                    "rolls": {"type": "array", "items": {"type": "integer", "minimum": 5, "maximum": 10}}}}),
+                "responses": {"200": _json({"type": "object", "properties": {
+                    "order": {"type": ["array", "null"], "items": {"type": "string"}},
+                    "tied": {"type": "array", "items": {"type": "string"}, "description": "must roll again"}}},
+                    "the turn order, or who is tied"), "400": _err("bad rolls")}}},
+            "/api/read": {"post": {
+                "summary": "Read the dice in a photo without keeping it (the starter roll)",
+                "requestBody": _PHOTO_BODY,
+                "responses": {"200": _json({"type": "object", "properties": {"reading": {"$ref": "#/components/schemas/Reading"}}}, "the reading"),
+                              "400": _err("no photo field"), "413": _err("over 25 MB"),
+                              "422": _err("not an image or unreadable"), "503": _err("dice reader unavailable")}}},
+            "/api/games": {
+                "get": {"summary": "List games, most recently played first",
+                        "responses": {"200": _json({"type": "object", "properties": {"games": {"type": "array"}}}, "games")}},
+                "post": {"summary": "Create a game; players are given in turn order",
+                         "requestBody": _body({"type": "object", "required": ["players"], "properties": {
+                             "players": {"type": "array", "items": {"type": "string", "maxLength": 30}},
+                             "mode": {"enum": ["standard", "solitaire"], "default": "standard"},
+                             "rules": {"$ref": "#/components/schemas/HouseRules"}}}),
+                         "responses": {"201": _json(game, "the new game"), "400": _err("bad players, mode or rules")}}},
+            "/api/games/{game_id}": {
+                "parameters": [_GAME_ID],
+                "get": {"summary": "A game: scorepad, next player and phase, attempts",
+                        "responses": {"200": _json(game, "the game"), "404": _err("no such game")}},
+                "delete": {"summary": "Delete a game with its attempts",
+                           "responses": {"200": {"description": "deleted"}, "404": _err("no such game")}}},
+            "/api/games/{game_id}/events": {
+                "parameters": [_GAME_ID],
+                "get": {"summary": "Server-sent events: `state` (the Game, at once and after every change), "
+                                   "`deleted`; comment lines keep the stream alive",
+                        "responses": {"200": {"description": "text/event-stream",
+                                              "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+                                      "404": _err("no such game")}}},
+            "/api/games/{game_id}/attempts": {
+                "parameters": [_GAME_ID],
+                "post": {"summary": "Confirm an attempt: the player's final dice for their current phase",
+                         "requestBody": _body({"type": "object", "required": ["player", "seq", "dice"], "properties": {
+                             "player": {"type": "string"},
+                             "seq": {"type": "integer", "description": "the game's seq as the page saw it; a second "
+                                                                        "device confirming the same turn gets 409"},
+                             "dice": tokens,
+                             "photo_id": {"type": ["integer", "null"]},
+                             "sources": {"type": "array", "items": {"type": ["integer", "null"]},
+                                         "description": "per die, the index of the read die it came from (null: typed in)"}}}),
+                         "responses": {"201": _json({"type": "object", "properties": {
+                             "attempt": {"$ref": "#/components/schemas/Attempt"}, "game": game}}, "recorded"),
+                             "400": _err("bad dice"), "404": _err("no such game or photo"),
+                             "409": _err("already recorded, or not this player's turn, or the game is over")}}},
+            "/api/games/{game_id}/attempts/{seq}": {
+                "parameters": [_GAME_ID, {"name": "seq", "in": "path", "required": True, "schema": {"type": "integer"}}],
+                "delete": {"summary": "Undo the last attempt (only if `seq` is still the last)",
+                           "responses": {"200": _json({"type": "object", "properties": {"game": game}}, "undone"),
+                                         "409": _err("not the last attempt any more")}}},
+            "/api/games/{game_id}/photos": {
+                "parameters": [_GAME_ID],
+                "post": {"summary": "Upload a photo of the dice: it is read and kept with the game",
+                         "requestBody": _PHOTO_BODY,
+                         "responses": {"201": _json({"type": "object", "properties": {
+                             "photo_id": {"type": "integer"}, "url": {"type": "string"},
+                             "reading": {"$ref": "#/components/schemas/Reading"}}}, "the reading"),
+                             "400": _err("no photo field"), "404": _err("no such game"), "413": _err("over 25 MB"),
+                             "422": _err("not an image or unreadable"), "503": _err("dice reader unavailable")}}},
+            "/api/photos/{photo_id}": {
+                "parameters": [{"name": "photo_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+                "get": {"summary": "A stored photo, as uploaded", "responses": {
+                    "200": {"description": "the image", "content": {"image/*": {}}}, "404": _err("no such photo")}}},
+        },
+        "components": {"schemas": _SCHEMAS},
+    }
