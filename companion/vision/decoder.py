@@ -1,0 +1,186 @@
+"""Decoding with the physical set: readings are assigned one-to-one to the 10 dice.
+
+The reader gives, per detected top face, probabilities over values (1..10, W) and ink
+colours. Each die of the set carries six known faces, so a detection can only be one of
+60 (die, face) options, and two detections cannot be the same die. The decoder
+
+- picks the most probable consistent reading: the assignment of detections to distinct
+  dice (and a face of each) that maximises the product of the face probabilities,
+  found exactly by dynamic programming over the 2^10 subsets of used dice;
+- computes, by the same recursion with sums instead of maxima, the exact posterior of
+  every (detection, die) pair over all consistent assignments, and from it the
+  confidence of each decoded face and of its die.
+
+Pure numpy: no I/O, no model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from companion.dice import COLORS, DiceSet, Face, standard_set
+
+# The reader's value classes, in output order: 1..10, then W (None).
+VALUE_CLASSES: tuple[int | None, ...] = tuple(range(1, 11)) + (None,)
+COLOR_CLASSES = COLORS  # red, orange, green, blue
+MAX_DICE = 10
+_TINY = 1e-12
+
+
+def value_index(value: int | None) -> int:
+    return VALUE_CLASSES.index(value)
+
+
+def color_index(color) -> int:
+    return COLOR_CLASSES.index(color)
+
+
+@dataclass(frozen=True, slots=True)
+class DecodeSettings:
+    die_min_posterior: float = 0.6  # name the die only when it is this sure (else null)
+    uncertain_below: float = 0.9  # flag a die whose face confidence is lower
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedDie:
+    """The decoded reading of one detection (in the order the detections were given)."""
+
+    index: int  # which detection
+    face: Face
+    confidence: float  # posterior of the decoded face over all consistent assignments
+    die: str | None  # the physical die, when sure enough
+    die_posterior: float  # posterior of the most likely die for this detection
+    uncertain: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    ids: tuple[str, ...]
+    value_idx: np.ndarray  # (dice, 6) value class of each face
+    color_idx: np.ndarray  # (dice, 6) colour class of each face
+    faces: tuple[tuple[Face, ...], ...]
+
+
+@lru_cache(maxsize=8)
+def _layout(dice_set: DiceSet) -> _Layout:
+    ids = tuple(d.id for d in dice_set.dice)
+    faces = tuple(d.faces for d in dice_set.dice)
+    v = np.array([[value_index(f.value) for f in fs] for fs in faces], dtype=np.int64)
+    c = np.array([[color_index(f.color) for f in fs] for fs in faces], dtype=np.int64)
+    return _Layout(ids, v, c, faces)
+
+
+def face_likelihoods(value_probs: np.ndarray, color_probs: np.ndarray, dice_set: DiceSet) -> np.ndarray:
+    """(n, dice, 6): how well each detection fits each face of each die (value x colour)."""
+    lay = _layout(dice_set)
+    pv = np.asarray(value_probs, dtype=np.float64)[:, lay.value_idx]
+    pc = np.asarray(color_probs, dtype=np.float64)[:, lay.color_idx]
+    return np.maximum(pv * pc, _TINY)
+
+
+def _forward(log_l: np.ndarray, n_dice: int, combine) -> np.ndarray:
+    """fwd[i, mask]: combined weight of assigning detections 0..i-1 to exactly the dice in mask."""
+    n = log_l.shape[0]
+    size = 1 << n_dice
+    fwd = np.full((n + 1, size), -np.inf)
+    fwd[0, 0] = 0.0
+    masks = np.arange(size)
+    for i in range(n):
+        for d in range(n_dice):
+            src = masks[(masks >> d) & 1 == 0]
+            dst = src | (1 << d)
+            fwd[i + 1, dst] = combine(fwd[i + 1, dst], fwd[i, src] + log_l[i, d])
+    return fwd
+
+
+def _backward(log_l: np.ndarray, n_dice: int) -> np.ndarray:
+    """bwd[i, mask]: log-sum over assignments of detections i..n-1 to dice outside mask."""
+    n = log_l.shape[0]
+    size = 1 << n_dice
+    bwd = np.full((n + 1, size), -np.inf)
+    bwd[n, :] = 0.0
+    masks = np.arange(size)
+    for i in range(n - 1, -1, -1):
+        for d in range(n_dice):
+            src = masks[(masks >> d) & 1 == 0]
+            bwd[i, src] = np.logaddexp(bwd[i, src], log_l[i, d] + bwd[i + 1, src | (1 << d)])
+    return bwd
+
+
+def _map_assignment(log_best: np.ndarray, n_dice: int) -> list[int]:
+    """The assignment of detections to distinct dice with the largest product (Viterbi)."""
+    fwd = _forward(log_best, n_dice, np.maximum)
+    n = log_best.shape[0]
+    mask = int(np.argmax(fwd[n]))
+    dice = [0] * n
+    for i in range(n - 1, -1, -1):
+        best, best_d = -np.inf, -1
+        for d in range(n_dice):
+            if mask >> d & 1:
+                score = fwd[i, mask ^ (1 << d)] + log_best[i, d]
+                if score > best:
+                    best, best_d = score, d
+        dice[i] = best_d
+        mask ^= 1 << best_d
+    return dice
+
+
+def die_posteriors(like: np.ndarray) -> np.ndarray:
+    """(n, dice): P(detection i is die d) over all one-to-one assignments, exactly."""
+    n, n_dice, _ = like.shape
+    log_l = np.log(like.sum(axis=2))
+    fwd = _forward(log_l, n_dice, np.logaddexp)
+    bwd = _backward(log_l, n_dice)
+    log_z = np.logaddexp.reduce(fwd[n])
+    size = 1 << n_dice
+    masks = np.arange(size)
+    post = np.zeros((n, n_dice))
+    for i in range(n):
+        for d in range(n_dice):
+            src = masks[(masks >> d) & 1 == 0]
+            terms = fwd[i, src] + log_l[i, d] + bwd[i + 1, src | (1 << d)]
+            post[i, d] = np.exp(np.logaddexp.reduce(terms) - log_z)
+    return post
+
+
+def decode(
+    value_probs: np.ndarray,
+    color_probs: np.ndarray,
+    dice_set: DiceSet | None = None,
+    settings: DecodeSettings = DecodeSettings(),
+) -> list[DecodedDie]:
+    """Decode n <= 10 detections (rows of the probability arrays) into consistent dice."""
+    dice_set = dice_set or standard_set()
+    value_probs = np.asarray(value_probs, dtype=np.float64).reshape(-1, len(VALUE_CLASSES))
+    color_probs = np.asarray(color_probs, dtype=np.float64).reshape(-1, len(COLOR_CLASSES))
+    n = value_probs.shape[0]
+    if n == 0:
+        return []
+    lay = _layout(dice_set)
+    n_dice = len(lay.ids)
+    if n > n_dice:
+        raise ValueError(f"{n} detections cannot be assigned to a set of {n_dice} dice")
+    like = face_likelihoods(value_probs, color_probs, dice_set)
+    assigned = _map_assignment(np.log(like.max(axis=2)), n_dice)
+    post = die_posteriors(like)
+    # P(face f of die d | detection i is die d), per detection
+    face_given_die = like / like.sum(axis=2, keepdims=True)
+    out = []
+    for i, d in enumerate(assigned):
+        face = lay.faces[d][int(np.argmax(like[i, d]))]
+        # the decoded face may sit on several dice: add up their shares
+        conf = sum(
+            post[i, dd] * face_given_die[i, dd, k]
+            for dd in range(n_dice)
+            for k, f in enumerate(lay.faces[dd])
+            if f == face
+        )
+        best_die = int(np.argmax(post[i]))
+        die_p = float(post[i, best_die])
+        die_id = lay.ids[d] if best_die == d and die_p >= settings.die_min_posterior else None
+        conf = float(min(1.0, max(0.0, conf)))
+        out.append(DecodedDie(i, face, conf, die_id, die_p, conf < settings.uncertain_below))
+    return out

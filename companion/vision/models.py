@@ -1,0 +1,201 @@
+"""The two ONNX models, loaded once per process, and the calibration that goes with them.
+
+Models live in ``<repo>/models/`` (next to the ``companion`` package), or in the folder
+named by the environment variable COMPANION_MODELS.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+DETECTOR_FILE = "detector.onnx"
+READER_FILE = "reader.onnx"
+CALIBRATION_FILE = "calibration.json"
+
+
+class ModelsMissing(RuntimeError):
+    """The ONNX files are not where they should be."""
+
+
+def models_dir() -> Path:
+    env = os.environ.get("COMPANION_MODELS")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parent.parent.parent / "models"
+
+
+def _session(path: Path):
+    import onnxruntime as ort  # imported here: only reading photos needs it
+
+    if not path.is_file():
+        raise ModelsMissing(f"model file {path} is missing (train it: see docs/vision.md)")
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    opts.inter_op_num_threads = 1
+    opts.intra_op_num_threads = min(4, os.cpu_count() or 1)
+    return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+
+
+def _meta(session) -> dict[str, str]:
+    return dict(session.get_modelmeta().custom_metadata_map)
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    box: tuple[float, float, float, float]  # in the working image's pixels
+    score: float
+
+
+@dataclass
+class DetectorModel:
+    """CenterNet-style detector: a heatmap of top-face centres plus each face's box size."""
+
+    session: object
+    input_long_side: int
+    stride: int
+    threshold: float = 0.3
+    max_detections: int = 24
+
+    @classmethod
+    def load(cls, path: Path) -> "DetectorModel":
+        session = _session(path)
+        meta = _meta(session)
+        return cls(session, int(meta.get("input_long_side", 384)), int(meta.get("stride", 4)),
+                   float(meta.get("threshold", 0.3)))
+
+    def prepare(self, rgb: np.ndarray) -> tuple[np.ndarray, float]:
+        """Shrink to the input size, pad to a multiple of 32; return NCHW float and the scale."""
+        h, w = rgb.shape[:2]
+        k = self.input_long_side / max(h, w)
+        nw, nh = max(1, round(w * k)), max(1, round(h * k))
+        small = cv2.resize(rgb, (nw, nh), interpolation=cv2.INTER_AREA) if k != 1 else rgb
+        ph, pw = -(-nh // 32) * 32, -(-nw // 32) * 32
+        batch = np.zeros((1, 3, ph, pw), dtype=np.float32)
+        batch[0, :, :nh, :nw] = small.transpose(2, 0, 1)
+        return batch, k
+
+    def detect(self, rgb: np.ndarray) -> list[Detection]:
+        batch, k = self.prepare(rgb)
+        heat, size = self.session.run(None, {"image": batch})
+        return peaks_to_detections(heat[0, 0], size[0], self.stride, k, self.threshold, self.max_detections,
+                                   (rgb.shape[1], rgb.shape[0]))
+
+
+def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    x0 = np.maximum(a[0], b[:, 0])
+    y0 = np.maximum(a[1], b[:, 1])
+    x1 = np.minimum(a[2], b[:, 2])
+    y1 = np.minimum(a[3], b[:, 3])
+    inter = np.clip(x1 - x0, 0, None) * np.clip(y1 - y0, 0, None)
+    area = lambda r: (r[..., 2] - r[..., 0]) * (r[..., 3] - r[..., 1])  # noqa: E731
+    return inter / np.maximum(area(a) + area(b) - inter, 1e-9)
+
+
+def peaks_to_detections(
+    heat: np.ndarray, size: np.ndarray, stride: int, scale: float, threshold: float, max_det: int,
+    image_wh: tuple[int, int], overlap: float = 0.6,
+) -> list[Detection]:
+    """Local maxima of the heatmap above threshold -> boxes in working-image pixels.
+
+    size holds, per cell, (dx, dy, log w, log h): the centre's sub-cell offset and the box size
+    in input pixels. A final overlap check drops a weaker peak on the same face.
+    """
+    peaks = heat >= cv2.dilate(heat, np.ones((3, 3), np.uint8))
+    ys, xs = np.nonzero(peaks & (heat >= threshold))
+    if len(ys) == 0:
+        return []
+    scores = heat[ys, xs]
+    order = np.argsort(-scores)[: max_det * 2]
+    ys, xs, scores = ys[order], xs[order], scores[order]
+    cx = (xs + size[0, ys, xs]) * stride / scale
+    cy = (ys + size[1, ys, xs]) * stride / scale
+    bw = np.exp(np.clip(size[2, ys, xs], -3, 8)) / scale
+    bh = np.exp(np.clip(size[3, ys, xs], -3, 8)) / scale
+    w, h = image_wh
+    boxes = np.stack([np.clip(cx - bw / 2, 0, w), np.clip(cy - bh / 2, 0, h),
+                      np.clip(cx + bw / 2, 0, w), np.clip(cy + bh / 2, 0, h)], axis=1)
+    kept: list[int] = []
+    for i in range(len(boxes)):
+        if kept and _iou(boxes[i], boxes[kept]).max() > overlap:
+            continue
+        kept.append(i)
+        if len(kept) == max_det:
+            break
+    return [Detection(tuple(float(v) for v in boxes[i]), float(scores[i])) for i in kept]
+
+
+@dataclass
+class ReaderModel:
+    """Classifies a face crop: value (1..10, W) and ink colour, at any rotation."""
+
+    session: object
+    size: int
+
+    @classmethod
+    def load(cls, path: Path) -> "ReaderModel":
+        session = _session(path)
+        return cls(session, int(_meta(session).get("input_size", 64)))
+
+    def logits(self, crops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """crops: (n, size, size, 3) uint8 -> value logits (n, 11), colour logits (n, 4)."""
+        batch = np.ascontiguousarray(crops.transpose(0, 3, 1, 2), dtype=np.float32)
+        value, color = self.session.run(None, {"crops": batch})
+        return value, color
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """Temperatures for the reader's two heads, fitted on the calibration set."""
+
+    value_temperature: float = 1.0
+    color_temperature: float = 1.0
+
+    @classmethod
+    def load(cls, path: Path) -> "Calibration":
+        if not path.is_file():
+            return cls()
+        data = json.loads(path.read_text("utf-8"))
+        return cls(float(data.get("value_temperature", 1.0)), float(data.get("color_temperature", 1.0)))
+
+
+def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
+    z = np.asarray(logits, dtype=np.float64) / temperature
+    z = z - z.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@dataclass
+class Models:
+    detector: DetectorModel
+    reader: ReaderModel
+    calibration: Calibration
+
+
+_cache: dict[Path, Models] = {}
+_lock = threading.Lock()
+
+
+def load_models(folder: Path | None = None) -> Models:
+    """Both models and the calibration, loaded once per folder and kept for the process."""
+    folder = (folder or models_dir()).resolve()
+    with _lock:
+        if folder not in _cache:
+            _cache[folder] = Models(
+                DetectorModel.load(folder / DETECTOR_FILE),
+                ReaderModel.load(folder / READER_FILE),
+                Calibration.load(folder / CALIBRATION_FILE),
+            )
+        return _cache[folder]
+
+
+def models_present(folder: Path | None = None) -> bool:
+    folder = folder or models_dir()
+    return (folder / DETECTOR_FILE).is_file() and (folder / READER_FILE).is_file()

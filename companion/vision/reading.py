@@ -1,0 +1,66 @@
+"""What reading a photo answers: the dice found, each with its face, box and confidence."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from companion.dice import WILD_TEXT, Color, Face
+
+
+class ImageError(ValueError):
+    """The input is not an image we can read: not an image, broken, or too large to decode safely."""
+
+
+Box = tuple[float, float, float, float]
+Polygon = tuple[tuple[float, float], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DieReading:
+    """One die's top face as read from the photo.
+
+    `box` is (x0, y0, x1, y1) in pixels of the upright full-size photo (EXIF orientation
+    applied). `die` is the physical die (e.g. "H3") when the set's layout pins it down,
+    None when the face fits several dice about equally. `confidence` is the calibrated
+    probability that value and colour are both right; `uncertain` flags dice to check.
+    """
+
+    value: int | None  # 1..10, None for a wild (W)
+    color: Color
+    confidence: float
+    box: Box
+    die: str | None = None
+    uncertain: bool = False
+    polygon: Polygon | None = None
+
+    @property
+    def face(self) -> Face:
+        return Face(self.value, self.color)
+
+    def to_json(self) -> dict:
+        return {
+            "value": WILD_TEXT if self.value is None else self.value,
+            "color": self.color.value,
+            "confidence": round(float(self.confidence), 4),
+            "box": [round(float(c), 1) for c in self.box],
+            "die": self.die,
+            "uncertain": bool(self.uncertain),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """All dice read from one photo; width and height are the upright photo's full size."""
+
+    width: int
+    height: int
+    dice: list[DieReading] = field(default_factory=list)
+    ms: float = 0.0
+
+    def to_json(self) -> dict:
+        return {
+            "width": self.width,
+            "height": self.height,
+            "dice": [d.to_json() for d in self.dice],
+            "ms": round(float(self.ms), 1),
+        }
