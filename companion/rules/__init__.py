@@ -3,13 +3,13 @@
 from companion.rules.phases import PHASES, Phase, Requirement, phase
 from companion.rules.evaluation import Evaluation, Group, HouseRules
 
-__all__ = ["PHASES", "Phase", "Requirement", "phase", "Evaluation", "Group", "HouseRules", "evaluate"]
+__all__ = ["PHASES", "Phase", "Requirement", "phase", "Evaluation", "Group", "HouseRules", "evaluate", "best_score"]
 
 
 def __getattr__(name: str):
     # The evaluator is imported lazily so the data types stay importable on their own.
-    if name == "evaluate":
-        from companion.rules.evaluator import evaluate
+    if name in ("evaluate", "best_score"):
+        from companion.rules import evaluator
 
-        return evaluate
+        return getattr(evaluator, name)
     raise AttributeError(name)

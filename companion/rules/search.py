@@ -1,0 +1,189 @@
+"""The best plan for a phase, found from value counts alone (no dice indices).
+
+A plan names each group's target (a set's number, a run's lowest number, the colour of a
+colour group) and what the phase scores with it. Only the counts of each number matter for
+the score, so the search works on a canonical key and can be cached: the roll advisor asks
+the same few thousand value multisets again and again.
+
+Ordering of plans (the tie-break, documented in docs/rules.md), best first:
+  1. the higher score;
+  2. the fewer wilds used (naturals are preferred, wilds stay unused);
+  3. the higher score in the first group (naturals fill the groups in the phase's order);
+  4. the higher targets, compared group by group in the phase's order (a set's number,
+     a run's lowest number; for colour: red, orange, green, blue in that order).
+Every loop below walks the targets from the best to the worst and only replaces its answer
+on a strictly better (score, -wilds, first-group score), which realises rule 4.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from companion.dice import COLORS, Color
+from companion.rules.phases import phase as phase_of
+
+COLOR_GROUP_SIZE = 7
+# Non-colour key: counts[0] = wilds, counts[v] = natural dice showing v (v = 1..10).
+CountsKey = tuple[int, ...]
+# Colour key: per colour in COLORS order, (its natural values sorted high to low, its wilds).
+ColorKey = tuple[tuple[tuple[int, ...], int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    score: int
+    wilds: int  # wild dice the groups use
+    targets: tuple  # per group: set -> number, run -> lowest number, color -> Color
+
+
+def search(phase_no: int, key: tuple, strict: bool) -> Plan | None:
+    """The best plan, or None when the phase cannot be made. `strict`: a natural in every group."""
+    groups = phase_of(phase_no).groups
+    kinds = tuple(g.kind for g in groups)
+    if kinds == ("color",):
+        return _color(key, strict)
+    if kinds == ("run",):
+        return _run(key, groups[0].size, strict)
+    if kinds == ("set", "set"):
+        return _two_sets(key, groups[0].size, groups[1].size, strict)
+    if kinds == ("set", "run"):
+        return _set_and_run(key, groups[0].size, groups[1].size, strict)
+    raise NotImplementedError(f"phase {phase_no}: no search for groups {kinds}")
+
+
+cached_search = lru_cache(maxsize=1 << 17)(search)
+
+
+def _set_candidates(counts: CountsKey, strict: bool) -> list[int]:
+    """Numbers worth trying for a set, highest first.
+
+    Every number that is not rolled gives the same all-wild set, so only the highest one is
+    tried (rule 4); with the house rule an all-wild set is not allowed at all.
+    """
+    present = [v for v in range(10, 0, -1) if counts[v]]
+    if not strict:
+        absent = next((v for v in range(10, 0, -1) if not counts[v]), None)
+        if absent is not None:
+            present.append(absent)
+            present.sort(reverse=True)
+    return present
+
+
+def _two_sets(counts: CountsKey, a: int, b: int, strict: bool) -> Plan | None:
+    wilds = counts[0]
+    best: Plan | None = None
+    best_rank = (-1, 0, 0)
+    candidates = _set_candidates(counts, strict)
+    for v1 in candidates:
+        c1 = counts[v1]
+        for v2 in candidates:
+            if v1 != v2:
+                n1 = c1 if c1 < a else a
+                c2 = counts[v2]
+                n2 = c2 if c2 < b else b
+            else:
+                # One number for both sets: the first takes what it can, the second the rest,
+                # keeping one natural back for the second under the house rule.
+                total = c1 if c1 < a + b else a + b
+                n1 = total if total < a else a
+                n2 = total - n1
+                if strict and n2 == 0 and n1 > 1:
+                    n1, n2 = n1 - 1, 1
+            if strict and (n1 == 0 or n2 == 0):
+                continue
+            used_wilds = a + b - n1 - n2
+            if used_wilds > wilds:
+                continue
+            rank = (v1 * n1 + v2 * n2, -used_wilds, v1 * n1)
+            if rank > best_rank:
+                best_rank = rank
+                best = Plan(rank[0], used_wilds, (v1, v2))
+    return best
+
+
+def _windows(counts: CountsKey, size: int) -> list[tuple[int, int, int]]:
+    """(lowest number, sum of the rolled numbers in it, how many are rolled), highest first."""
+    out = []
+    for start in range(11 - size, 0, -1):
+        total = present = 0
+        for v in range(start, start + size):
+            if counts[v]:
+                total += v
+                present += 1
+        out.append((start, total, present))
+    return out
+
+
+def _run(counts: CountsKey, size: int, strict: bool) -> Plan | None:
+    wilds = counts[0]
+    best: Plan | None = None
+    for start, total, present in _windows(counts, size):
+        missing = size - present
+        if missing > wilds or (strict and present == 0):
+            continue
+        if best is None or (total, -missing) > (best.score, -best.wilds):
+            best = Plan(total, missing, (start,))
+    return best
+
+
+def _set_and_run(counts: CountsKey, a: int, k: int, strict: bool) -> Plan | None:
+    wilds = counts[0]
+    best: Plan | None = None
+    best_rank = (-1, 0, 0)
+    windows = _windows(counts, k)
+    for v in _set_candidates(counts, strict):
+        cv = counts[v]
+        for start, total, present in windows:
+            if start <= v < start + k and cv:
+                # The run wants one v too: the set takes up to `a`, the run one more.
+                others_sum, others = total - v, present - 1
+                set_n = cv if cv < a else a
+                run_n = others + (1 if cv > set_n else 0)
+                if strict and run_n == 0 and set_n > 1:
+                    set_n, run_n = set_n - 1, 1
+                run_sum = others_sum + v * (run_n - others)
+            else:
+                set_n = cv if cv < a else a
+                run_n, run_sum = present, total
+            if strict and (set_n == 0 or run_n == 0):
+                continue
+            used_wilds = a + k - set_n - run_n
+            if used_wilds > wilds:
+                continue
+            rank = (v * set_n + run_sum, -used_wilds, v * set_n)
+            if rank > best_rank:
+                best_rank = rank
+                best = Plan(rank[0], used_wilds, (v, start))
+    return best
+
+
+def _color(key: ColorKey, strict: bool) -> Plan | None:
+    best: Plan | None = None
+    for color, (values, wilds) in zip(COLORS, key):
+        naturals = min(len(values), COLOR_GROUP_SIZE)
+        missing = COLOR_GROUP_SIZE - naturals
+        if missing > wilds or (strict and naturals == 0):
+            continue
+        score = sum(values[:naturals])
+        if best is None or (score, -missing) > (best.score, -best.wilds):
+            best = Plan(score, missing, (color,))
+    return best
+
+
+def counts_key(values: list[int | None]) -> CountsKey:
+    counts = [0] * 11
+    for v in values:
+        counts[0 if v is None else v] += 1
+    return tuple(counts)
+
+
+def color_key(faces) -> ColorKey:
+    by_color: dict[Color, list[int]] = {c: [] for c in COLORS}
+    wilds: dict[Color, int] = {c: 0 for c in COLORS}
+    for f in faces:
+        if f.value is None:
+            wilds[f.color] += 1
+        else:
+            by_color[f.color].append(f.value)
+    return tuple((tuple(sorted(by_color[c], reverse=True)), wilds[c]) for c in COLORS)
