@@ -1,0 +1,88 @@
+"""`companion serve`: the scorepad web page on this machine, or on the LAN with a join code."""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+from pathlib import Path
+
+from companion.store import default_db_path
+
+DEFAULT_PORT = 8010
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="serve the scorepad web page",
+        description="Serve the scorepad on http://127.0.0.1:PORT. With --lan, serve on the local network: "
+        "the printed URL (and its QR code) carries a join code, and requests without it are refused.",
+        epilog="examples:\n  companion serve\n  companion serve --port 8080 --db games.sqlite3\n  companion serve --lan",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT})")
+    parser.add_argument("--db", type=Path, default=None,
+                        help=f"SQLite database (default {default_db_path()})")
+    parser.add_argument("--lan", action="store_true", help="serve on the local network with a join code and QR code")
+    parser.add_argument("--threads", type=int, default=32,
+                        help="worker threads; each open page holds one for its live updates (default 32)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from companion.server import create_app, make_server, new_join_code, shutdown
+
+    db = args.db or default_db_path()
+    code = new_join_code() if args.lan else None
+    app = create_app(db, join_code=code)
+    host = "0.0.0.0" if args.lan else "127.0.0.1"
+    try:
+        server = make_server(app, host, args.port, threads=args.threads)
+    except OSError as exc:
+        print(f"companion serve: cannot listen on {host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    print(f"Scorepad database: {db}")
+    if code:
+        url = f"http://{lan_address()}:{args.port}/?code={code}"
+        print(f"Scorepad on the local network: {url}")
+        print("Scan to join (phones on the same Wi-Fi):")
+        print(qr_text(url))
+    else:
+        print(f"Scorepad: http://127.0.0.1:{args.port}/")
+    print("Press Ctrl+C to stop.", flush=True)
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        shutdown(app, server)
+    return 0
+
+
+def lan_address() -> str:
+    """This machine's address on the LAN: the source address of a route, no packet is sent."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("10.255.255.255", 1))  # UDP connect only picks a route
+            return probe.getsockname()[0]
+        except OSError:
+            return socket.gethostbyname(socket.gethostname())
+
+
+def qr_text(data: str) -> str:
+    """A QR code in half-block characters: two modules per character cell, dark on light."""
+    import qrcode
+
+    qr = qrcode.QRCode(border=2, error_correction=qrcode.constants.ERROR_CORRECT_M)
+    qr.add_data(data)
+    qr.make(fit=True)
+    matrix = qr.get_matrix()
+    if len(matrix) % 2:
+        matrix.append([False] * len(matrix[0]))
+    # Light background cells are drawn with block characters so the code scans on dark terminals too.
+    glyph = {(False, False): "\u2588", (True, False): "\u2584", (False, True): "\u2580", (True, True): " "}
+    rows = []
+    for top, bottom in zip(matrix[::2], matrix[1::2]):
+        rows.append("".join(glyph[(t, b)] for t, b in zip(top, bottom)))
+    return "\n".join(rows)

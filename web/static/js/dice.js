@@ -1,0 +1,52 @@
+// Dice chips: the value on its ink colour, plus the colour's letter and a pattern, so the
+// colour never rests on hue alone (colour-blind players).
+
+import { esc } from "./dom.js";
+
+export const COLOURS = [
+  { name: "red", letter: "R" },
+  { name: "orange", letter: "O" },
+  { name: "green", letter: "G" },
+  { name: "blue", letter: "B" },
+];
+export const VALUES = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "W"];
+const BY_LETTER = { r: "red", o: "orange", g: "green", b: "blue" };
+
+// "7b" -> {value: "7", colour: "blue"}; tokens come from the server, so they are well formed.
+export function parseToken(token) {
+  const m = /^(10|[1-9]|W)([rogb])$/i.exec(token);
+  if (!m) return null;
+  return { value: m[1].toUpperCase(), colour: BY_LETTER[m[2].toLowerCase()] };
+}
+
+export function makeToken(value, colour) {
+  return `${value}${colour[0]}`;
+}
+
+export function colourLetter(colour) {
+  return colour[0].toUpperCase();
+}
+
+export function describe(token) {
+  const face = parseToken(token);
+  if (!face) return token;
+  const value = face.value === "W" ? "wild" : face.value;
+  return `${value} ${face.colour}`;
+}
+
+// One chip as HTML. `extra` adds classes (uncertain, unused, selected) and a group badge.
+export function chipHtml(token, { index = null, uncertain = false, group = null, unused = false, small = false } = {}) {
+  const face = parseToken(token) || { value: "?", colour: "none" };
+  const classes = ["chip", `c-${face.colour}`];
+  if (uncertain) classes.push("uncertain");
+  if (unused) classes.push("unused");
+  if (small) classes.push("small");
+  const label = `${describe(token)}${uncertain ? ", uncertain: please check" : ""}${group ? `, group ${group}` : ""}`;
+  const tag = index === null ? "span" : "button";
+  const attrs = index === null ? `role="img"` : `type="button" data-index="${index}"`;
+  return `<${tag} class="${classes.join(" ")}" ${attrs} aria-label="${esc(label)}" data-token="${esc(token)}">
+    <span class="v">${esc(face.value)}</span><span class="l">${colourLetter(face.colour)}</span>
+    ${uncertain ? '<span class="q" aria-hidden="true">?</span>' : ""}
+    ${group ? `<span class="g" aria-hidden="true">${esc(group)}</span>` : ""}
+  </${tag}>`;
+}

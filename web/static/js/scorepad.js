@@ -1,0 +1,68 @@
+// The scorepad, laid out like the printed one. It only shows what the server's game says.
+
+import { esc } from "./dom.js";
+
+const FINISHED = 11;
+
+export function announcementHtml(state) {
+  const pad = state.scorepad;
+  if (state.over) {
+    const best = Math.max(...pad.players.map((p) => p.total));
+    const who = state.winners.map(esc).join(" and ");
+    const text = state.winners.length > 1 ? `Tie: ${who} share the win with ${best}` : `${who} wins with ${best}`;
+    return `<div class="banner over" role="status"><strong>Game over.</strong> ${text}.</div>`;
+  }
+  if (state.in_last_chances) {
+    const first = state.attempts.find((a) => a.first_finish_bonus > 0);
+    const finisher = first ? `${esc(first.player)} made Phase 10 first. ` : "";
+    return `<div class="banner last" role="status"><strong>Normal play has ended.</strong> ${finisher}Last chance for everyone else: ${esc(state.next)} now.</div>`;
+  }
+  return "";
+}
+
+export function scorepadHtml(state) {
+  const pad = state.scorepad;
+  const players = pad.players;
+  const head = players.map((p) => {
+    const current = p.name === state.next ? " current" : "";
+    const status = p.phase >= FINISHED ? "done" : `Phase ${p.phase}`;
+    const won = state.winners.includes(p.name) ? ` <span class="crown" aria-label="winner">★</span>` : "";
+    return `<th scope="col" class="player${current}"${current ? ' aria-current="true"' : ""}>${esc(p.name)}${won}<small>${status}</small></th>`;
+  }).join("");
+  const phaseRow = (n) => `<tr><th scope="row">Phase ${n}</th>${players.map((p) => {
+    const score = p.phases[n - 1];
+    const here = p.phase === n ? " here" : "";
+    const current = p.name === state.next ? " current" : "";
+    return `<td class="${here}${current}">${score === null ? "" : score}</td>`;
+  }).join("")}</tr>`;
+  const row = (label, cls, value) => `<tr class="${cls}"><th scope="row">${label}</th>${players.map((p) => {
+    const current = p.name === state.next ? " current" : "";
+    return `<td class="${current}">${value(p)}</td>`;
+  }).join("")}</tr>`;
+  const bonus = (v) => (v ? `+${v}` : "");
+  const rows = [
+    ...[1, 2, 3, 4, 5].map(phaseRow),
+    row("Five Phase Bonus", "bonus", (p) => bonus(p.five_phase_bonus)),
+    ...[6, 7, 8, 9, 10].map(phaseRow),
+    row("First Finish Bonus", "bonus", (p) => bonus(p.first_finish_bonus)),
+  ];
+  if (state.mode === "solitaire") {
+    rows.push(row("Failures", "extra", (p) => p.failures));
+    rows.push(row("Penalty", "extra", (p) => (p.penalty ? p.penalty : "0")));
+  }
+  rows.push(row("Total", "total", (p) => p.total));
+  return `<table class="scorepad" aria-label="Scorepad">
+    <thead><tr><th scope="col"><span class="sr">Row</span></th>${head}</tr></thead>
+    <tbody>${rows.join("")}</tbody>
+  </table>`;
+}
+
+export function historyHtml(state) {
+  if (!state.attempts.length) return `<p class="muted">No attempts yet.</p>`;
+  const last = state.attempts.slice(-6).reverse();
+  return `<ol class="history" reversed start="${state.attempts.length}">${last.map((a) => `
+    <li><strong>${esc(a.player)}</strong> · Phase ${a.phase}: ${a.made ? `made, ${a.score}` : "missed"}${
+      a.five_phase_bonus ? " · Five Phase Bonus +40" : ""}${a.first_finish_bonus ? " · First Finish Bonus +40" : ""}${
+      a.penalty ? ` · penalty ${a.penalty}` : ""}${a.last_chance ? " · last chance" : ""}
+      <span class="muted">${a.dice.map(esc).join(" ")}</span></li>`).join("")}</ol>`;
+}

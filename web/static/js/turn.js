@@ -1,0 +1,449 @@
+// The turn screen: whose turn and which phase, the photo with every die outlined, the dice as
+// chips to correct, the live evaluation (from the server's rules engine), confirm and undo,
+// and the scorepad beside it, kept live by server-sent events.
+
+import { api } from "./api.js";
+import { chipHtml, describe } from "./dice.js";
+import { debounce, esc, toast } from "./dom.js";
+import { pickDie } from "./picker.js";
+import { announcementHtml, historyHtml, scorepadHtml } from "./scorepad.js";
+
+const MAX_DICE = 10;
+const GROUP_NAMES = { set: "Set", run: "Run", color: "One colour" };
+
+export function renderGame(root, gameId, info) {
+  const view = new TurnView(root, gameId, info);
+  view.start();
+  return () => view.stop();
+}
+
+class TurnView {
+  constructor(root, gameId, info) {
+    this.root = root;
+    this.id = gameId;
+    this.info = info;
+    this.state = null;
+    this.draft = emptyDraft(null);
+    this.evaluation = null;
+    this.evalSerial = 0;
+    this.busy = false;
+    this.events = null;
+    this.stream = null;
+    this.evaluateSoon = debounce(() => this.evaluate(), 120);
+  }
+
+  async start() {
+    this.root.innerHTML = layout();
+    this.bind();
+    try {
+      this.applyState(await api.game(this.id));
+    } catch (err) {
+      this.root.innerHTML = `<section class="card"><p class="error">${esc(err.message)}</p><a class="btn" href="#/">All games</a></section>`;
+      return;
+    }
+    this.listen();
+  }
+
+  stop() {
+    if (this.events) this.events.close();
+    this.stopCamera();
+    document.getElementById("live").hidden = true;
+  }
+
+  listen() {
+    const live = document.getElementById("live");
+    this.events = new EventSource(`/api/games/${encodeURIComponent(this.id)}/events`);
+    this.events.addEventListener("open", () => { live.hidden = false; live.classList.remove("off"); });
+    this.events.addEventListener("error", () => { live.classList.add("off"); });
+    this.events.addEventListener("state", (event) => this.applyState(JSON.parse(event.data), true));
+    this.events.addEventListener("deleted", () => {
+      toast("This game was deleted on another device.", "error");
+      location.hash = "#/";
+    });
+  }
+
+  $(selector) {
+    return this.root.querySelector(selector);
+  }
+
+  bind() {
+    this.$("#photo-input").addEventListener("change", (event) => {
+      const file = event.target.files[0];
+      event.target.value = ""; // the same photo can be chosen again
+      if (file) this.upload(file);
+    });
+    const camera = this.$("#camera-open");
+    camera.hidden = !(navigator.mediaDevices && navigator.mediaDevices.getUserMedia);
+    camera.addEventListener("click", () => this.startCamera());
+    this.$("#camera-snap").addEventListener("click", () => this.snap());
+    this.$("#camera-close").addEventListener("click", () => this.stopCamera());
+    this.$("#dice").addEventListener("click", (event) => {
+      const chip = event.target.closest("[data-index]");
+      if (chip) this.editDie(Number(chip.dataset.index));
+    });
+    this.$("#add-die").addEventListener("click", () => this.addDie());
+    this.$("#overlay").addEventListener("click", (event) => {
+      const shape = event.target.closest("[data-source]");
+      if (!shape) return;
+      const index = this.draft.dice.findIndex((d) => d.source === Number(shape.dataset.source));
+      if (index >= 0) this.editDie(index);
+    });
+    this.$("#clear").addEventListener("click", () => this.resetDraft());
+    this.$("#confirm").addEventListener("click", () => this.confirm());
+    this.$("#undo").addEventListener("click", () => this.undo());
+  }
+
+  // --- state from the server ---------------------------------------------------------
+
+  applyState(state, fromStream = false) {
+    const changed = !this.state || this.state.seq !== state.seq;
+    const hadDraft = this.draft.dice.length > 0;
+    this.state = state;
+    if (changed) {
+      if (fromStream && hadDraft && this.draft.seq !== state.seq) {
+        this.showError("The scorepad changed on another device, so these dice were cleared. It is now "
+          + (state.next ? `${state.next}'s turn.` : "the end of the game."));
+      }
+      if (this.draft.seq !== state.seq) this.draft = emptyDraft(state.seq);
+    }
+    this.drawHeader();
+    this.drawPad();
+    this.drawDraft();
+    this.evaluateSoon();
+  }
+
+  drawHeader() {
+    const s = this.state;
+    const over = s.over;
+    this.$("#turn-controls").hidden = over;
+    this.$("#who").innerHTML = over
+      ? `<p class="label">Game over</p><h1 class="player-name">${s.winners.map(esc).join(" & ")}</h1><p class="phase-line">${s.winners.length > 1 ? "share the win" : "wins"}</p>`
+      : `<p class="label">${s.in_last_chances ? "Last chance" : "Now playing"}${s.mode === "solitaire" ? " · solitaire" : ""}</p>
+         <h1 class="player-name" id="current-player">${esc(s.next)}</h1>
+         <p class="phase-line"><span class="phase-number" id="current-phase">Phase ${s.phase}</span>
+         <span class="phase-name">${esc(this.info.phases[s.phase - 1].name)}</span></p>`;
+    this.$("#undo").disabled = s.attempts.length === 0;
+  }
+
+  drawPad() {
+    this.$("#announce").innerHTML = announcementHtml(this.state);
+    this.$("#scorepad").innerHTML = scorepadHtml(this.state);
+    this.$("#history").innerHTML = historyHtml(this.state);
+  }
+
+  // --- the draft: dice being entered for this turn -------------------------------------------
+
+  drawDraft() {
+    const d = this.draft;
+    const groups = groupLetters(this.evaluation, d.dice.length);
+    const complete = this.evaluation && this.evaluation.complete;
+    this.$("#dice").innerHTML = d.dice.map((die, i) =>
+      chipHtml(die.token, { index: i, uncertain: die.uncertain, group: groups[i], unused: complete && !groups[i] })
+    ).join("");
+    this.$("#add-die").disabled = d.dice.length >= MAX_DICE;
+    this.$("#dice-empty").hidden = d.dice.length > 0;
+    const uncertain = d.dice.filter((x) => x.uncertain).length;
+    this.$("#uncertain-note").hidden = uncertain === 0;
+    this.$("#uncertain-note").textContent = `${uncertain} ${uncertain === 1 ? "die is" : "dice are"} uncertain: tap to check.`;
+    this.$("#clear").disabled = d.dice.length === 0 && !d.photo;
+    this.drawPhoto();
+    this.drawEvaluation();
+  }
+
+  drawPhoto() {
+    const box = this.$("#photo");
+    const photo = this.draft.photo;
+    box.hidden = !photo;
+    if (!photo) return;
+    const img = this.$("#photo-img");
+    if (img.getAttribute("src") !== photo.url) img.src = photo.url;
+    const { width, height } = photo.reading;
+    const svg = this.$("#overlay");
+    svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+    const used = new Map(this.draft.dice.map((die, i) => [die.source, i]));
+    const stroke = Math.max(width, height) / 160;
+    svg.innerHTML = photo.reading.dice.map((read, source) => {
+      const index = used.get(source);
+      const points = read.polygon.map(([x, y]) => `${x},${y}`).join(" ");
+      const cls = index === undefined ? "removed" : this.draft.dice[index].uncertain ? "uncertain" : "read";
+      const label = index === undefined ? "removed" : describe(this.draft.dice[index].token);
+      const [x0, y0] = [read.box[0], read.box[1]];
+      return `<g class="die-outline ${cls}" data-source="${source}" role="button" aria-label="Die read as ${esc(label)}">
+        <polygon points="${points}" stroke-width="${stroke}"></polygon>
+        ${index === undefined ? "" : `<text x="${x0}" y="${y0 - stroke}" font-size="${stroke * 6}">${index + 1}</text>`}
+      </g>`;
+    }).join("");
+    this.$("#photo-note").textContent = `${photo.reading.dice.length} dice found in ${Math.round(photo.reading.ms)} ms.`;
+  }
+
+  drawEvaluation() {
+    const box = this.$("#evaluation");
+    const confirm = this.$("#confirm");
+    const ev = this.evaluation;
+    const dice = this.draft.dice;
+    if (!dice.length || !this.state || this.state.over) {
+      box.className = "evaluation";
+      box.innerHTML = `<p class="muted">Take a photo of the final dice, or add them by hand.</p>`;
+      confirm.disabled = true;
+      confirm.textContent = "Confirm";
+      return;
+    }
+    if (!ev || ev.pending) {
+      box.className = "evaluation pending";
+      box.innerHTML = `<p class="muted">Scoring…</p>`;
+      confirm.disabled = true;
+      return;
+    }
+    if (ev.error) {
+      box.className = "evaluation bad";
+      box.innerHTML = `<p>${esc(ev.error)}</p>`;
+      confirm.disabled = true;
+      return;
+    }
+    const groups = ev.groups.map((g, gi) => {
+      const letter = String.fromCharCode(65 + gi);
+      const chips = g.dice.map((i, k) => {
+        const token = dice[i].token;
+        const standsFor = token.startsWith("W") && g.stands_for[k] !== null ? `<span class="as">=${g.stands_for[k]}</span>` : "";
+        return `${chipHtml(token, { small: true })}${standsFor}`;
+      }).join("");
+      return `<li><span class="group-tag">${letter}</span> ${GROUP_NAMES[g.kind] || g.kind} of ${g.dice.length} ${chips}</li>`;
+    }).join("");
+    if (ev.complete) {
+      box.className = "evaluation good";
+      box.innerHTML = `<p class="verdict" id="verdict">✓ Phase ${ev.phase} complete · <strong>${ev.score}</strong> points</p><ul class="groups">${groups}</ul>`;
+      confirm.textContent = `Confirm: Phase ${ev.phase} made, ${ev.score}`;
+    } else {
+      box.className = "evaluation bad";
+      box.innerHTML = `<p class="verdict" id="verdict">✗ Phase ${ev.phase} is not complete with these dice</p>${groups ? `<ul class="groups">${groups}</ul>` : ""}`;
+      confirm.textContent = `Confirm: Phase ${ev.phase} missed`;
+    }
+    confirm.disabled = this.busy;
+  }
+
+  async evaluate() {
+    const s = this.state;
+    const dice = this.draft.dice.map((d) => d.token);
+    if (!s || s.over || !dice.length) {
+      this.evaluation = null;
+      this.drawDraft();
+      return;
+    }
+    const serial = ++this.evalSerial;
+    try {
+      const ev = await api.evaluate(s.phase, dice, s.rules);
+      if (serial === this.evalSerial) this.evaluation = ev;
+    } catch (err) {
+      if (serial === this.evalSerial) this.evaluation = { error: err.message };
+    }
+    if (serial === this.evalSerial) this.drawDraft();
+  }
+
+  changed() {
+    // Until the server answers, the old verdict must not be confirmed.
+    this.evaluation = { pending: true };
+    this.drawDraft();
+    this.evaluateSoon();
+  }
+
+  resetDraft() {
+    this.draft = emptyDraft(this.state ? this.state.seq : null);
+    this.evaluation = null;
+    this.showError("");
+    this.drawDraft();
+  }
+
+  async editDie(index) {
+    const die = this.draft.dice[index];
+    const result = await pickDie({ token: die.token, title: `Die ${index + 1}: ${describe(die.token)}` });
+    if (!result) return;
+    if (result.remove) this.draft.dice.splice(index, 1);
+    else this.draft.dice[index] = { ...die, token: result.token, uncertain: false };
+    this.changed();
+  }
+
+  async addDie() {
+    if (this.draft.dice.length >= MAX_DICE) return;
+    const result = await pickDie({ title: `Add die ${this.draft.dice.length + 1}`, canRemove: false });
+    if (!result || !result.token) return;
+    this.draft.dice.push({ token: result.token, source: null, uncertain: false });
+    this.changed();
+  }
+
+  // --- photos ---------------------------------------------------------------------------
+
+  async upload(file) {
+    this.showError("");
+    if (file.size > this.info.max_upload_bytes) {
+      this.showError(`This photo is ${(file.size / 2 ** 20).toFixed(0)} MB, over the ${Math.round(this.info.max_upload_bytes / 2 ** 20)} MB limit. Nothing was changed.`);
+      return;
+    }
+    this.setBusy(true, "Reading the dice…");
+    try {
+      const result = await api.uploadPhoto(this.id, file);
+      const seq = this.state.seq;
+      this.draft = {
+        seq,
+        photo: { id: result.photo_id, url: result.url, reading: result.reading },
+        dice: result.reading.dice.slice(0, MAX_DICE).map((d, i) => ({ token: d.token, source: i, uncertain: d.uncertain })),
+      };
+      if (!result.reading.dice.length) this.showError("No dice were found in this photo. Try again from straight above, or add the dice by hand.");
+      this.changed();
+    } catch (err) {
+      this.showError(err.message);
+    } finally {
+      this.setBusy(false);
+    }
+  }
+
+  async startCamera() {
+    try {
+      this.stream = await navigator.mediaDevices.getUserMedia({ video: { facingMode: "environment", width: { ideal: 1920 } }, audio: false });
+    } catch (err) {
+      this.showError(`The camera cannot be opened here (${err.message}). Use “Take photo” instead.`);
+      return;
+    }
+    const video = this.$("#camera-video");
+    video.srcObject = this.stream;
+    this.$("#camera").hidden = false;
+  }
+
+  stopCamera() {
+    if (this.stream) this.stream.getTracks().forEach((t) => t.stop());
+    this.stream = null;
+    const camera = this.root.querySelector("#camera");
+    if (camera) camera.hidden = true;
+  }
+
+  snap() {
+    const video = this.$("#camera-video");
+    const canvas = document.createElement("canvas");
+    canvas.width = video.videoWidth;
+    canvas.height = video.videoHeight;
+    canvas.getContext("2d").drawImage(video, 0, 0);
+    canvas.toBlob((blob) => {
+      this.stopCamera();
+      if (blob) this.upload(new File([blob], "camera.jpg", { type: "image/jpeg" }));
+    }, "image/jpeg", 0.92);
+  }
+
+  // --- confirm and undo -------------------------------------------------------------------
+
+  async confirm() {
+    const s = this.state;
+    const d = this.draft;
+    if (!d.dice.length || this.busy) return;
+    this.setBusy(true, "Recording…");
+    try {
+      const body = { player: s.next, seq: d.seq, dice: d.dice.map((x) => x.token) };
+      if (d.photo) {
+        body.photo_id = d.photo.id;
+        body.sources = d.dice.map((x) => x.source);
+      }
+      const result = await api.record(this.id, body);
+      const a = result.attempt;
+      this.draft = emptyDraft(result.game.seq);
+      this.evaluation = null;
+      this.applyState(result.game);
+      toast(`${a.player}: Phase ${a.phase} ${a.made ? `made, ${a.score} points` : "missed"}.`);
+    } catch (err) {
+      this.showError(err.message);
+      if (err.status === 409) this.applyState(await api.game(this.id));
+    } finally {
+      this.setBusy(false);
+    }
+  }
+
+  async undo() {
+    const last = this.state.attempts[this.state.attempts.length - 1];
+    if (!last) return;
+    if (!confirm(`Undo ${last.player}'s attempt at Phase ${last.phase} (${last.made ? `made, ${last.score}` : "missed"})?`)) return;
+    try {
+      const result = await api.undo(this.id, last.seq);
+      this.applyState(result.game);
+      toast(`Undone: ${last.player}'s attempt at Phase ${last.phase}.`);
+    } catch (err) {
+      toast(err.message, "error");
+      this.applyState(await api.game(this.id));
+    }
+  }
+
+  setBusy(busy, message = "") {
+    this.busy = busy;
+    const status = this.$("#busy");
+    status.hidden = !busy;
+    status.textContent = message;
+    this.$("#confirm").disabled = busy || !this.evaluation || !!this.evaluation.error || !!this.evaluation.pending;
+  }
+
+  showError(message) {
+    const box = this.$("#turn-error");
+    box.textContent = message;
+    box.hidden = !message;
+  }
+}
+
+function emptyDraft(seq) {
+  return { seq, photo: null, dice: [] };
+}
+
+function groupLetters(evaluation, count) {
+  const letters = new Array(count).fill(null);
+  if (!evaluation || !evaluation.groups) return letters;
+  evaluation.groups.forEach((g, gi) => g.dice.forEach((i) => { if (i < count) letters[i] = String.fromCharCode(65 + gi); }));
+  return letters;
+}
+
+function layout() {
+  return `
+  <div class="game-layout">
+    <section class="card turn" aria-label="Turn">
+      <div class="who" id="who"></div>
+      <div id="turn-controls">
+        <div class="photo-actions">
+          <label class="btn primary big" id="take-photo">
+            <input type="file" accept="image/*" capture="environment" id="photo-input" class="visually-hidden">
+            Take photo
+          </label>
+          <button type="button" class="btn big" id="camera-open">Live camera</button>
+        </div>
+        <div class="camera" id="camera" hidden>
+          <video id="camera-video" autoplay playsinline muted></video>
+          <div class="row"><button type="button" class="btn primary" id="camera-snap">Snap</button>
+          <button type="button" class="btn" id="camera-close">Close camera</button></div>
+        </div>
+        <p class="busy" id="busy" role="status" hidden></p>
+        <p class="error" id="turn-error" role="alert" hidden></p>
+        <figure class="photo" id="photo" hidden>
+          <div class="photo-wrap"><img id="photo-img" alt="The dice photo"><svg id="overlay" preserveAspectRatio="none" aria-label="Dice found"></svg></div>
+          <figcaption class="muted" id="photo-note"></figcaption>
+        </figure>
+        <h2 class="sub">Dice <span class="muted">(tap one to correct it)</span></h2>
+        <p class="uncertain-note" id="uncertain-note" hidden></p>
+        <div class="dice-row">
+          <div class="dice" id="dice" aria-label="The dice of this attempt"></div>
+          <button type="button" class="chip add" id="add-die" aria-label="Add a die by hand">+</button>
+        </div>
+        <p class="muted" id="dice-empty">No dice yet.</p>
+        <div class="evaluation" id="evaluation" aria-live="polite"></div>
+        <!-- Reserved for the roll advisor (companion.advisor): advice for the current roll. -->
+        <div class="advice" id="advice" hidden></div>
+        <div class="actions">
+          <button type="button" class="btn primary big" id="confirm" disabled>Confirm</button>
+          <button type="button" class="btn" id="clear">Clear dice</button>
+        </div>
+      </div>
+      <div class="actions secondary">
+        <button type="button" class="btn" id="undo">↶ Undo last attempt</button>
+        <a class="btn" href="#/">All games</a>
+      </div>
+    </section>
+    <section class="card pad" aria-label="Scorepad">
+      <h2>Scorepad</h2>
+      <div id="announce"></div>
+      <div class="table-wrap" id="scorepad"></div>
+      <h3>Latest attempts</h3>
+      <div id="history"></div>
+    </section>
+  </div>`;
+}
