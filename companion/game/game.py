@@ -15,7 +15,7 @@ from companion.dice import DiceError, Face, parse_tokens
 from companion.game.model import Attempt, GameError, Mode, Stage
 from companion.game.scorepad import PlayerScore, Scorepad
 from companion.game.table import Table
-from companion.rules import HouseRules, evaluate
+from companion.rules import Evaluation, HouseRules, evaluate
 
 MAX_DICE = 10
 
@@ -129,7 +129,7 @@ class Game:
             self._attempts.append(self._apply(seat, attempt.phase, attempt.faces, attempt.evaluation))
         return undone
 
-    def _apply(self, seat: int, phase: int, faces: tuple[Face, ...], evaluation) -> Attempt:
+    def _apply(self, seat: int, phase: int, faces: tuple[Face, ...], evaluation: Evaluation) -> Attempt:
         made = bool(evaluation.complete)
         outcome = self._table.apply(seat, made, evaluation.score)
         return Attempt(
