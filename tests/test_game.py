@@ -249,6 +249,11 @@ def test_first_finisher_ends_normal_play_and_later_player_on_phase_10_earns_40_t
     assert game.in_last_chances and game.next_player == "Bob" and not game.over
     last = play(game, "m")[0]
     assert last.last_chance and last.first_finish_bonus == 40
+    assert last.to_json() | {"evaluation": None} == {
+        "player": "Bob", "phase": 10, "dice": [f.token for f in best(10)], "made": True, "score": 62,
+        "five_phase_bonus": 0, "first_finish_bonus": 40, "penalty": 0, "last_chance": True, "evaluation": None,
+    }
+    assert last.to_json()["evaluation"] == evaluate(10, best(10)).to_json()
     assert game.over and not game.in_last_chances and game.next_player is None
     assert line(game, "Ann").total == line(game, "Bob").total == 649
     assert game.winners == ["Ann", "Bob"] and game.scorepad().to_json()["winners"] == ["Ann", "Bob"]
