@@ -1,0 +1,4 @@
+"""Training-time code: the synthetic data generator and the model training scripts.
+
+Nothing here is imported at run time by `companion`.
+"""

@@ -1,0 +1,108 @@
+"""Writing a dataset directory (docs/dataset_format.md): resumable, seeded per image.
+
+Image i of a split is made from its own generator, seeded by (seed, split, i), so any image
+can be remade alone and a stopped run can go on where it stopped: the images already in
+labels.jsonl are skipped, a half-written last line is dropped, and only this process appends.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from training.synth.scene import Photo, SceneOptions, render_scene
+
+SPLIT_CODES = {"train": 0, "val": 1, "calib": 2}
+
+
+@dataclass(frozen=True)
+class Job:
+    out: str
+    split: str
+    seed: int
+    index: int
+
+
+def image_rng(seed: int, split: str, index: int) -> np.random.Generator:
+    return np.random.default_rng([seed, SPLIT_CODES[split], index])
+
+
+def render_indexed(seed: int, split: str, index: int, opts: SceneOptions = SceneOptions()) -> Photo:
+    photo = render_scene(image_rng(seed, split, index), split, opts)
+    photo.conditions["seed"] = seed
+    photo.conditions["index"] = index
+    return photo
+
+
+def encode_jpeg(image_rgb: np.ndarray, quality: int) -> bytes:
+    ok, buf = cv2.imencode(".jpg", cv2.cvtColor(image_rgb, cv2.COLOR_RGB2BGR), [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
+    if not ok:
+        raise RuntimeError("JPEG encoding failed")
+    return buf.tobytes()
+
+
+def label_record(photo: Photo, rel_path: str) -> dict:
+    return {"image": rel_path, "width": photo.width, "height": photo.height, "dice": photo.dice, "conditions": photo.conditions}
+
+
+def _make_one(job: Job) -> str:
+    cv2.setNumThreads(1)  # one core per worker: the machine is shared
+    photo = render_indexed(job.seed, job.split, job.index)
+    rel = f"images/{job.index:06d}.jpg"
+    path = Path(job.out) / rel
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(encode_jpeg(photo.image, photo.conditions["jpeg_quality"]))
+    os.replace(tmp, path)  # never leave a half-written image under its real name
+    return json.dumps(label_record(photo, rel), separators=(",", ":"))
+
+
+def done_indices(labels: Path) -> set[int]:
+    """Indices already labelled; cuts off a half-written last line from a killed run."""
+    if not labels.exists():
+        return set()
+    data = labels.read_bytes()
+    if data and not data.endswith(b"\n"):
+        data = data[: data.rfind(b"\n") + 1]
+        labels.write_bytes(data)
+    done = set()
+    for line in data.decode("utf-8").splitlines():
+        if line.strip():
+            done.add(int(json.loads(line)["conditions"]["index"]))
+    return done
+
+
+def write_dataset(out: Path, count: int, seed: int, split: str, workers: int = 1, log_every: int = 500) -> int:
+    """Make images 0..count-1 that are not there yet; returns how many were made now."""
+    (out / "images").mkdir(parents=True, exist_ok=True)
+    labels = out / "labels.jsonl"
+    done = done_indices(labels)
+    jobs = [Job(str(out), split, seed, i) for i in range(count) if i not in done]
+    start = time.time()
+    made = 0
+    with labels.open("a", encoding="utf-8") as sink:
+        if workers <= 1:
+            results = map(_make_one, jobs)
+            pool = None
+        else:
+            pool = mp.get_context("fork").Pool(workers)
+            results = pool.imap(_make_one, jobs, chunksize=8)
+        try:
+            for line in results:
+                sink.write(line + "\n")
+                sink.flush()
+                made += 1
+                if made % log_every == 0:
+                    rate = made / (time.time() - start)
+                    print(f"{out}: {len(done) + made}/{count} images, {rate:.1f} images/s", file=sys.stderr, flush=True)
+        finally:
+            if pool is not None:
+                pool.terminate()
+    return made

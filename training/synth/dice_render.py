@@ -1,0 +1,239 @@
+"""Dice as rounded cubes: face textures (numeral, 6/9 marker, wild), geometry and drawing."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import cv2
+import numpy as np
+
+from companion.dice import Die, Face
+from training.synth.appearance import Appearance
+from training.synth.camera import Camera
+from training.synth.fonts import FontSpec, glyph_mask
+from training.synth.raster import warp_blend
+
+TEXTURE_SIZES = (32, 48, 64, 96, 128, 192, 256)
+UP = np.array([0.0, 0.0, 1.0])
+
+
+@dataclass(frozen=True)
+class Light:
+    direction: np.ndarray  # unit vector from the table towards the light
+    ambient: float  # share of light that comes from everywhere (no shadow)
+    kelvin: float
+    softness: float  # shadow blur, in die edges
+    shadow_strength: float
+
+    def lambert(self, normal: np.ndarray) -> float:
+        return self.ambient + (1.0 - self.ambient) * max(0.0, float(normal.dot(self.direction)))
+
+
+@dataclass(frozen=True)
+class PlacedDie:
+    """One die on the table: which face is up, how the other faces sit, where and how turned."""
+
+    die: Die
+    top: int  # index into die.faces
+    sides: tuple[int, int, int, int]  # faces on the local +x, +y, -x, -y sides
+    side_turns: tuple[int, int, int, int]  # each side numeral's quarter turns
+    center: tuple[float, float]
+    yaw: float  # radians
+
+    @property
+    def top_face(self) -> Face:
+        return self.die.faces[self.top]
+
+    def axes(self) -> tuple[np.ndarray, np.ndarray]:
+        c, s = math.cos(self.yaw), math.sin(self.yaw)
+        return np.array([c, s, 0.0]), np.array([-s, c, 0.0])
+
+    def top_corners(self) -> np.ndarray:
+        """The top face's corners in world units, in the numeral's TL, TR, BR, BL order."""
+        ex, ey = self.axes()
+        c = np.array([self.center[0], self.center[1], 1.0])
+        return np.stack([c - 0.5 * ex + 0.5 * ey, c + 0.5 * ex + 0.5 * ey, c + 0.5 * ex - 0.5 * ey, c - 0.5 * ex - 0.5 * ey])
+
+    def side_faces(self) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """(face index, outward normal, corners TL TR BR BL) for the four side faces."""
+        ex, ey = self.axes()
+        out = []
+        for face_index, normal, turns in zip(self.sides, (ex, ey, -ex, -ey), self.side_turns):
+            centre = np.array([self.center[0], self.center[1], 0.5]) + 0.5 * normal
+            right = np.cross(UP, normal)
+            corners = np.stack(
+                [centre - 0.5 * right + 0.5 * UP, centre + 0.5 * right + 0.5 * UP, centre + 0.5 * right - 0.5 * UP, centre - 0.5 * right - 0.5 * UP]
+            )
+            out.append((face_index, normal, np.roll(corners, turns, axis=0)))
+        return out
+
+    def footprint(self) -> np.ndarray:
+        return self.top_corners()[:, :2]
+
+    def vertices(self, inset: float = 0.0) -> np.ndarray:
+        """The 8 cube corners, optionally of a smaller cube `inset` inside each face."""
+        ex, ey = self.axes()
+        half = 0.5 - inset
+        base = np.array([self.center[0], self.center[1], 0.5])
+        return np.array([base + sx * half * ex + sy * half * ey + sz * half * UP for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
+
+
+def random_placed_die(rng: np.random.Generator, die: Die, center: tuple[float, float], yaw: float) -> PlacedDie:
+    order = rng.permutation(6)
+    return PlacedDie(
+        die=die,
+        top=int(order[0]),
+        sides=tuple(int(i) for i in order[1:5]),
+        side_turns=tuple(int(t) for t in rng.integers(0, 4, size=4)),
+        center=center,
+        yaw=yaw,
+    )
+
+
+# ---- face textures -------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=64)
+def _edge_maps(size: int, bevel_q: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rounded-square alpha and a 0..1 profile that rises towards the rounded edge."""
+    bevel = bevel_q / 100.0
+    radius = min(0.45, bevel * 1.4)
+    coords = (np.arange(size, dtype=np.float32) + 0.5) / size - 0.5
+    qx = np.abs(coords)[None, :] - (0.5 - radius)
+    qy = np.abs(coords)[:, None] - (0.5 - radius)
+    outside = np.hypot(np.maximum(qx, 0), np.maximum(qy, 0)) + np.minimum(np.maximum(qx, qy), 0) - radius
+    alpha = np.clip(0.5 - outside * size, 0.0, 1.0)
+    profile = np.clip(1.0 + outside / bevel, 0.0, 1.0) ** 2
+    return alpha.astype(np.float32), profile.astype(np.float32)
+
+
+def _place(canvas: np.ndarray, glyph: np.ndarray, box_h: float, max_w: float, cx: float, cy: float) -> tuple[float, float, float, float]:
+    """Resize `glyph` to fit (max_w x box_h) and add it centred at (cx, cy); returns its box."""
+    gh, gw = glyph.shape
+    scale = min(box_h / gh, max_w / gw)
+    w, h = max(1, int(round(gw * scale))), max(1, int(round(gh * scale)))
+    small = cv2.resize(glyph, (w, h), interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR)
+    x0, y0 = int(round(cx - w / 2)), int(round(cy - h / 2))
+    size = canvas.shape[0]
+    sx0, sy0 = max(0, -x0), max(0, -y0)
+    x0c, y0c = max(0, x0), max(0, y0)
+    x1c, y1c = min(size, x0 + w), min(size, y0 + h)
+    if x1c > x0c and y1c > y0c:
+        region = canvas[y0c:y1c, x0c:x1c]
+        np.maximum(region, small[sy0 : sy0 + (y1c - y0c), sx0 : sx0 + (x1c - x0c)].astype(np.float32) / 255.0, out=region)
+    return x0, y0, x0 + w, y0 + h
+
+
+def _draw_marker(mask: np.ndarray, marker: str, box: tuple[float, float, float, float], size: int) -> None:
+    x0, y0, x1, y1 = box
+    width = x1 - x0
+    cx = (x0 + x1) / 2
+    shift = 4  # cv2 fixed-point bits, for sub-pixel shapes on small textures
+    f = float(1 << shift)
+    if marker in ("underline", "bar"):
+        half = width * (0.42 if marker == "underline" else 0.22)
+        thick = size * (0.05 if marker == "underline" else 0.075)
+        top = y1 + size * 0.045
+        pts = np.array([[cx - half, top], [cx + half, top], [cx + half, top + thick], [cx - half, top + thick]])
+        cv2.fillPoly(mask, [np.round(pts * f).astype(np.int32)], 1.0, cv2.LINE_AA, shift)
+    else:
+        r = size * 0.05
+        centre = (x1 + r * 1.3, y1 - r) if marker == "dot" else (cx, y1 + size * 0.045 + r)
+        cv2.circle(mask, (int(centre[0] * f), int(centre[1] * f)), int(r * f), 1.0, -1, cv2.LINE_AA, shift)
+
+
+def _draw_wild_frame(mask: np.ndarray, style: str, size: int) -> None:
+    thick = max(1, int(size * 0.04))
+    if style == "circled":
+        cv2.circle(mask, (size // 2, size // 2), int(size * 0.36), 1.0, thick, cv2.LINE_AA)
+    elif style == "boxed":
+        a, b = int(size * 0.16), int(size * 0.84)
+        cv2.rectangle(mask, (a, a), (b, b), 1.0, thick, cv2.LINE_AA)
+
+
+@lru_cache(maxsize=4096)
+def face_ink_mask(font: FontSpec, text: str, bold: int, marker: str, wild_style: str, height_q: int, size: int) -> np.ndarray:
+    """Where the ink is on one face texture (float 0..1), cached per look and size."""
+    mask = np.zeros((size, size), np.float32)
+    height = height_q / 100.0 * size
+    has_marker = text in ("6", "9")
+    if text == "W" and wild_style != "plain":
+        height *= 0.8
+    cy = size / 2 - (size * 0.05 if has_marker and marker != "dot" else 0.0)
+    box = _place(mask, glyph_mask(font, text, bold), height, size * 0.8, size / 2, cy)
+    if has_marker:
+        _draw_marker(mask, marker, box, size)
+    if text == "W":
+        _draw_wild_frame(mask, wild_style, size)
+    mask.setflags(write=False)
+    return mask
+
+
+def texture_size_for(pixels: float) -> int:
+    for size in TEXTURE_SIZES:
+        if size >= pixels:
+            return size
+    return TEXTURE_SIZES[-1]
+
+
+def face_texture(app: Appearance, face: Face, size: int, light_rgb: np.ndarray, shade: float, edge_gain: float, glare: float, rng: np.random.Generator) -> np.ndarray:
+    """RGBA float texture of one lit face, corners rounded."""
+    text = "W" if face.is_wild else str(face.value)
+    font = app.wild_font if face.is_wild else app.font
+    ink = face_ink_mask(font, text, app.bold, app.marker, app.wild_style, int(round(app.glyph_height * 50)) * 2, size)
+    alpha, profile = _edge_maps(size, int(round(app.bevel * 100)))
+    body = np.asarray(app.body_rgb, np.float32)
+    ink_rgb = np.asarray(app.inks[face.color], np.float32)
+    lit = (shade * (1.0 + (edge_gain - 1.0) * profile)).astype(np.float32)
+    ink3 = cv2.merge([ink, ink, ink])
+    rgb = cv2.multiply(body * light_rgb + (ink_rgb - body) * light_rgb * ink3, cv2.merge([lit, lit, lit]))
+    if glare > 0.02:
+        rgb += glare * light_rgb * _glare_blob(size, rng)[:, :, None]
+    return cv2.merge([rgb[:, :, 0], rgb[:, :, 1], rgb[:, :, 2], alpha])
+
+
+def _glare_blob(size: int, rng: np.random.Generator) -> np.ndarray:
+    coords = (np.arange(size, dtype=np.float32) + 0.5) / size
+    cx, cy = rng.uniform(0.2, 0.8, size=2)
+    sx, sy = rng.uniform(0.12, 0.4, size=2)
+    return np.exp(-(((coords[None, :] - cx) / sx) ** 2 + ((coords[:, None] - cy) / sy) ** 2) / 2)
+
+
+# ---- drawing a die ---------------------------------------------------------------------------
+
+
+def _silhouette(canvas: np.ndarray, cam: Camera, placed: PlacedDie, inset: float, colour: np.ndarray, px_per_unit: float) -> None:
+    """The body behind the faces: fills the rounded corners where the faces' corners are cut."""
+    pts = cam.project(placed.vertices(inset)).astype(np.float32)
+    hull = cv2.convexHull(pts).reshape(-1, 2)
+    f = 16.0
+    poly = np.round(hull * f).astype(np.int32)
+    cv2.fillPoly(canvas, [poly], colour.tolist(), cv2.LINE_AA, 4)
+    thick = max(1, int(round(2 * inset * px_per_unit)))
+    cv2.polylines(canvas, [poly], True, colour.tolist(), thick, cv2.LINE_AA, 4)
+
+
+def draw_die(canvas: np.ndarray, cam: Camera, placed: PlacedDie, app: Appearance, light: Light, light_rgb: np.ndarray, glare_gain: float, rng: np.random.Generator) -> None:
+    top = placed.top_corners()
+    top_px = cam.project(top)
+    px_per_unit = float(np.sqrt(abs(cv2.contourArea(top_px.astype(np.float32))))) + 1e-6
+    size = texture_size_for(px_per_unit * 1.2)
+    dark = float(np.mean(app.body_rgb)) < 0.35
+    edge_gain = rng.uniform(1.15, 1.6) if dark else rng.uniform(0.72, 0.92)
+    faces = [(placed.top, UP.copy(), top)] + placed.side_faces()
+    view = cam.position
+    visible = [(i, n, c) for i, n, c in faces if n.dot(view - c.mean(axis=0)) > 1e-6]
+    shades = [light.lambert(n) for _, n, _ in visible]
+    body = np.asarray(app.body_rgb, np.float32) * light_rgb * float(np.mean(shades)) * edge_gain
+    _silhouette(canvas, cam, placed, app.bevel * 0.7, body, px_per_unit)
+    for (index, normal, corners), shade in zip(visible, shades):
+        glare = 0.0
+        if normal[2] > 0.5:
+            to_cam = view - corners.mean(axis=0)
+            half = light.direction + to_cam / np.linalg.norm(to_cam)
+            spec = max(0.0, float(normal.dot(half / np.linalg.norm(half)))) ** 30
+            glare = glare_gain * app.gloss * spec
+        tex = face_texture(app, placed.die.faces[index], size, light_rgb, shade, edge_gain, glare, rng)
+        warp_blend(canvas, tex, cam.project(corners))

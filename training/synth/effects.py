@@ -1,0 +1,111 @@
+"""What the phone camera does to the light: colour cast, exposure, vignetting, blur, noise."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+
+def kelvin_rgb(kelvin: float) -> np.ndarray:
+    """Approximate colour of a light source, normalised to mean 1."""
+    table = {2500: (1.0, 0.62, 0.32), 3000: (1.0, 0.71, 0.42), 4000: (1.0, 0.82, 0.64), 5000: (1.0, 0.91, 0.82), 6500: (1.0, 1.0, 1.0), 8000: (0.86, 0.91, 1.0)}
+    keys = sorted(table)
+    k = float(np.clip(kelvin, keys[0], keys[-1]))
+    hi = next(x for x in keys if x >= k)
+    lo = max(x for x in keys if x <= k)
+    t = 0.0 if hi == lo else (k - lo) / (hi - lo)
+    rgb = np.array(table[lo]) * (1 - t) + np.array(table[hi]) * t
+    return (rgb / rgb.mean()).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class CameraEffects:
+    wb_gain: tuple[float, float, float]  # residual white-balance error after the phone's correction
+    exposure: float
+    gamma: float
+    vignette: float
+    gradient: float  # light falling off across the table
+    gradient_angle: float
+    blur_kind: str  # none | defocus | motion
+    blur_px: float
+    motion_angle: float
+    noise: float  # std of sensor noise, 0..1 scale
+    jpeg_quality: int
+
+    def conditions(self) -> dict:
+        return {
+            "wb_gain": [round(g, 3) for g in self.wb_gain],
+            "exposure": round(self.exposure, 3),
+            "vignette": round(self.vignette, 3),
+            "blur": self.blur_kind,
+            "blur_px": round(self.blur_px, 2),
+            "noise": round(self.noise, 4),
+            "jpeg_quality": self.jpeg_quality,
+        }
+
+
+def sample_effects(rng: np.random.Generator, light_rgb: np.ndarray) -> CameraEffects:
+    # The phone corrects most of the light's colour; what it leaves is the cast we see.
+    correction = rng.uniform(0.5, 1.0)
+    wb = (1.0 / light_rgb) ** correction * np.exp(rng.normal(0, 0.04, 3))
+    blur_kind = str(rng.choice(["none", "defocus", "motion"], p=[0.45, 0.4, 0.15]))
+    return CameraEffects(
+        wb_gain=tuple(float(g) for g in wb),
+        exposure=float(np.exp(rng.normal(0.0, 0.25))),
+        gamma=float(rng.uniform(0.85, 1.15)),
+        vignette=float(rng.uniform(0.0, 0.45)),
+        gradient=float(rng.uniform(0.0, 0.35)),
+        gradient_angle=float(rng.uniform(0, 2 * np.pi)),
+        blur_kind=blur_kind,
+        blur_px=float(rng.uniform(0.4, 2.2) if blur_kind == "defocus" else rng.uniform(2.0, 7.0)),
+        motion_angle=float(rng.uniform(0, 180)),
+        noise=float(rng.choice([rng.uniform(0.0, 0.012), rng.uniform(0.01, 0.045)])),
+        jpeg_quality=int(rng.integers(40, 96)),
+    )
+
+
+def _illumination(shape: tuple[int, int], fx: CameraEffects) -> np.ndarray:
+    """Smooth light fall-off; computed small and enlarged since it has no detail."""
+    h, w = shape
+    ys = np.linspace(-1, 1, 24, dtype=np.float32)[:, None]
+    xs = np.linspace(-1, 1, 32, dtype=np.float32)[None, :]
+    ramp = np.cos(fx.gradient_angle) * xs + np.sin(fx.gradient_angle) * ys
+    radial = (xs ** 2 + ys ** 2) / 2
+    small = ((1.0 + fx.gradient * ramp / 2) * (1.0 - fx.vignette * radial)).astype(np.float32)
+    return cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
+
+
+def _motion_kernel(length: float, angle_deg: float) -> np.ndarray:
+    size = max(3, int(np.ceil(length)) | 1)
+    kernel = np.zeros((size, size), np.float32)
+    c = size // 2
+    dx, dy = np.cos(np.radians(angle_deg)) * length / 2, np.sin(np.radians(angle_deg)) * length / 2
+    cv2.line(kernel, (int(round(c - dx)), int(round(c - dy))), (int(round(c + dx)), int(round(c + dy))), 1.0, 1, cv2.LINE_AA)
+    return kernel / kernel.sum()
+
+
+def apply_effects(rng: np.random.Generator, image: np.ndarray, fx: CameraEffects) -> np.ndarray:
+    """Linear-ish float RGB scene -> 8-bit RGB photo (before JPEG). OpenCV calls, for speed."""
+    h, w = image.shape[:2]
+    illum = _illumination((h, w), fx)
+    gains = np.asarray(fx.wb_gain, np.float32) * np.float32(fx.exposure)
+    img = cv2.multiply(image, cv2.merge([illum * gains[0], illum * gains[1], illum * gains[2]]))
+    if fx.blur_kind == "defocus":
+        img = cv2.GaussianBlur(img, (0, 0), fx.blur_px)
+    elif fx.blur_kind == "motion":
+        img = cv2.filter2D(img, -1, _motion_kernel(fx.blur_px, fx.motion_angle))
+    out = cv2.convertScaleAbs(img, alpha=255.0)
+    lut = np.clip(((np.arange(256) / 255.0) ** fx.gamma) * 255.0 + 0.5, 0, 255).astype(np.uint8)
+    out = cv2.LUT(out, lut)
+    if fx.noise > 0:
+        # cv2's generator is much faster than numpy's; seeded from ours to stay deterministic.
+        cv2.setRNGSeed(int(rng.integers(2**31 - 1)))
+        luma = np.empty((h, w), np.float32)
+        cv2.randn(luma, 0.0, fx.noise * 255.0)
+        chroma = np.empty((h // 2 + 1, w // 2 + 1, 3), np.float32)
+        cv2.randn(chroma, (0.0, 0.0, 0.0), (fx.noise * 128.0,) * 3)
+        noise = cv2.resize(chroma, (w, h), interpolation=cv2.INTER_LINEAR) + luma[:, :, None]
+        out = cv2.convertScaleAbs(cv2.add(out.astype(np.float32), noise))
+    return out

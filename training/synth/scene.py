@@ -1,0 +1,279 @@
+"""One synthetic photo: camera, table, clutter, shadows, dice, camera effects, and its labels."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from companion.dice import Die, standard_set
+from training.synth.appearance import Appearance, sample_appearance
+from training.synth.camera import Camera, look_down_camera
+from training.synth.clutter import Item, draw_item, item_texture, random_item
+from training.synth.dice_render import UP, Light, PlacedDie, draw_die, random_placed_die
+from training.synth.effects import CameraEffects, apply_effects, kelvin_rgb, sample_effects
+from training.synth.fonts import fonts_for_split
+from training.synth.textures import render_table, table_kinds
+
+SIZES = ((640, 480), (800, 600), (960, 720), (854, 480), (960, 540), (480, 640), (600, 800), (720, 960))
+MIN_FACE_PX, MAX_FACE_PX = 25.0, 200.0
+TABLE_STEP = 2  # table texture resolution: one sample per 2x2 pixels (4x faster, camera blur hides it)
+
+
+@dataclass
+class Photo:
+    """A rendered photo (RGB uint8, upright) with its labels in the dataset format."""
+
+    image: np.ndarray
+    dice: list[dict]
+    conditions: dict = field(default_factory=dict)
+
+    @property
+    def width(self) -> int:
+        return int(self.image.shape[1])
+
+    @property
+    def height(self) -> int:
+        return int(self.image.shape[0])
+
+
+@dataclass(frozen=True)
+class SceneOptions:
+    """Overrides for the random choices, used by the sample photos and the tests."""
+
+    size: tuple[int, int] | None = None
+    n_dice: int | None = None
+    tilt_deg: float | None = None
+    body: str | None = None
+    out_of_frame: bool | None = None
+    clutter: int | None = None
+    table: str | None = None
+    face_px: float | None = None
+
+
+# ---- choosing the scene ---------------------------------------------------------------------
+
+
+def _n_dice(rng: np.random.Generator) -> int:
+    # A turn starts with 10 dice and keeps some aside, so every count shows up; 10 most of all.
+    weights = np.array([1.0, 1.0, 1.0, 1.2, 1.2, 1.2, 1.2, 1.3, 1.3, 3.0])
+    return int(rng.choice(np.arange(1, 11), p=weights / weights.sum()))
+
+
+def _camera(rng: np.random.Generator, size: tuple[int, int], n: int, opts: SceneOptions) -> Camera:
+    w, h = size
+    face_max = min(MAX_FACE_PX * max(w, h) / 960, math.sqrt(0.45 * w * h / n) / 2.2)
+    face_max = max(face_max, MIN_FACE_PX * 1.2)
+    face = opts.face_px or math.exp(rng.uniform(math.log(MIN_FACE_PX * 1.1), math.log(face_max)))
+    hfov = rng.uniform(50.0, 75.0)
+    focal = (max(w, h) / 2) / math.tan(math.radians(hfov) / 2)
+    tilt = opts.tilt_deg if opts.tilt_deg is not None else rng.uniform(0.0, 40.0)
+    return look_down_camera(w, h, hfov, focal / face, tilt, rng.uniform(0.0, 360.0))
+
+
+def _light(rng: np.random.Generator) -> Light:
+    elevation = math.radians(rng.uniform(25.0, 85.0))
+    azimuth = rng.uniform(0, 2 * math.pi)
+    direction = np.array([math.cos(elevation) * math.cos(azimuth), math.cos(elevation) * math.sin(azimuth), math.sin(elevation)])
+    return Light(
+        direction=direction,
+        ambient=float(rng.uniform(0.25, 0.7)),
+        kelvin=float(rng.choice([rng.uniform(2600, 3600), rng.uniform(3600, 7800)])),
+        softness=float(rng.uniform(0.03, 0.5)),
+        shadow_strength=float(rng.uniform(0.3, 0.85)),
+    )
+
+
+# ---- placing things -------------------------------------------------------------------------
+
+
+def _penetration(a: np.ndarray, b: np.ndarray) -> float:
+    """How deep two convex quads (4, 2) overlap along their best separating axis (<= 0: apart)."""
+    depth = math.inf
+    for quad in (a, b):
+        for i in range(4):
+            edge = quad[(i + 1) % 4] - quad[i]
+            axis = np.array([-edge[1], edge[0]]) / (np.hypot(*edge) + 1e-12)
+            pa, pb = a @ axis, b @ axis
+            depth = min(depth, min(pa.max(), pb.max()) - max(pa.min(), pb.min()))
+    return depth
+
+
+def _fits(candidate: PlacedDie, placed: list[PlacedDie]) -> bool:
+    for other in placed:
+        gap = math.dist(candidate.center, other.center)
+        if gap < 0.98:
+            return False
+        if gap < 1.45 and _penetration(candidate.footprint(), other.footprint()) > 0.02:
+            return False
+    return True
+
+
+def _candidate(rng: np.random.Generator, cam: Camera, placed: list[PlacedDie], die: Die, out_of_frame: bool, margin: float) -> PlacedDie:
+    if placed and rng.random() < 0.3:
+        # Touching a die already down: same heading give or take, side by side.
+        other = placed[int(rng.integers(len(placed)))]
+        ex, ey = other.axes()
+        axis, across = (ex, ey) if rng.random() < 0.5 else (ey, ex)
+        sign = 1.0 if rng.random() < 0.5 else -1.0
+        offset = sign * axis[:2] * rng.uniform(1.0, 1.06) + across[:2] * rng.uniform(-0.45, 0.45)
+        yaw = other.yaw + rng.uniform(-0.05, 0.05)
+        centre = (other.center[0] + offset[0], other.center[1] + offset[1])
+    else:
+        pad = -0.6 * margin if out_of_frame and rng.random() < 0.5 else margin
+        u = rng.uniform(pad, cam.width - pad)
+        v = rng.uniform(pad, cam.height - pad)
+        centre = tuple(cam.backproject_to_table(np.array([[u, v]]))[0])
+        yaw = rng.uniform(0, 2 * math.pi)
+    return random_placed_die(rng, die, (float(centre[0]), float(centre[1])), float(yaw))
+
+
+def place_dice(rng: np.random.Generator, cam: Camera, n: int, out_of_frame: bool) -> list[PlacedDie]:
+    dice = list(standard_set().dice)
+    chosen = [dice[i] for i in rng.permutation(len(dice))[:n]]
+    centre_px = float(cam.px_per_unit_at(np.zeros((1, 2)))[0])
+    placed: list[PlacedDie] = []
+    for die in chosen:
+        for _ in range(60):
+            candidate = _candidate(rng, cam, placed, die, out_of_frame, 0.9 * centre_px)
+            if _fits(candidate, placed):
+                placed.append(candidate)
+                break
+    return placed
+
+
+def place_clutter(rng: np.random.Generator, cam: Camera, dice: list[PlacedDie], count: int) -> list[Item]:
+    items: list[Item] = []
+    for _ in range(count * 8):
+        if len(items) >= count:
+            break
+        u, v = rng.uniform(-0.1, 1.1) * cam.width, rng.uniform(-0.1, 1.1) * cam.height
+        centre = tuple(float(c) for c in cam.backproject_to_table(np.array([[u, v]]))[0])
+        item = random_item(rng, centre)
+        clear = all(math.dist(centre, d.center) > item.radius + 0.9 for d in dice)
+        if clear and all(math.dist(centre, o.center) > item.radius + o.radius for o in items):
+            items.append(item)
+    return items
+
+
+# ---- drawing --------------------------------------------------------------------------------
+
+
+def _table_coords(cam: Camera, step: int) -> tuple[np.ndarray, np.ndarray]:
+    """Table point under every `step`-th pixel (the table is rendered small, then enlarged)."""
+    xs, ys = np.meshgrid(
+        np.arange(0, cam.width, step, dtype=np.float32) + step / 2, np.arange(0, cam.height, step, dtype=np.float32) + step / 2
+    )
+    inv = np.linalg.inv(cam.table_homography()).astype(np.float32)
+    px, py, pw = (inv[r, 0] * xs + inv[r, 1] * ys + inv[r, 2] for r in range(3))
+    return (px / pw).astype(np.float32), (py / pw).astype(np.float32)
+
+
+def _shadows(canvas: np.ndarray, cam: Camera, dice: list[PlacedDie], light: Light) -> None:
+    """Soft cast shadows and darker contact shadows, drawn at half size for speed."""
+    h, w = canvas.shape[:2]
+    cast = np.zeros((h // 2 + 1, w // 2 + 1), np.float32)
+    contact = np.zeros_like(cast)
+    lz = max(light.direction[2], 0.2)
+    for die in dice:
+        verts = die.vertices()
+        on_table = verts - (verts[:, 2:3] / lz) * light.direction[None, :]
+        shadow_px = cam.project(on_table) / 2
+        hull = cv2.convexHull(shadow_px.astype(np.float32)).reshape(-1, 2)
+        cv2.fillPoly(cast, [np.round(hull * 4).astype(np.int32)], 1.0, cv2.LINE_AA, 2)
+        foot = cam.project(np.column_stack([die.footprint(), np.zeros(4)])) / 2
+        cv2.fillPoly(contact, [np.round(foot * 4).astype(np.int32)], 1.0, cv2.LINE_AA, 2)
+    px = float(np.mean([cam.px_per_unit_at(np.array([d.center]))[0] for d in dice])) / 2 if dice else 10.0
+    cast = cv2.GaussianBlur(cast, (0, 0), max(0.5, light.softness * px))
+    contact = cv2.GaussianBlur(contact, (0, 0), max(0.5, 0.08 * px))
+    dark = np.clip(light.shadow_strength * (1 - light.ambient) * cast + 0.35 * contact, 0, 0.9)
+    dark = cv2.resize(dark, (w, h), interpolation=cv2.INTER_LINEAR)
+    canvas *= (1.0 - dark)[:, :, None]
+
+
+def _label(cam: Camera, die: PlacedDie) -> dict | None:
+    poly = cam.project(die.top_corners())
+    frame = np.array([[0, 0], [cam.width, 0], [cam.width, cam.height], [0, cam.height]], np.float32)
+    area = abs(cv2.contourArea(poly.astype(np.float32)))
+    inside, _ = cv2.intersectConvexConvex(poly.astype(np.float32), frame)
+    visible = float(inside) / area if area > 0 else 0.0
+    if visible <= 0.0:
+        return None
+    x0, y0 = np.clip(poly.min(axis=0), 0, [cam.width, cam.height])
+    x1, y1 = np.clip(poly.max(axis=0), 0, [cam.width, cam.height])
+    truncated = bool((poly < 0).any() or (poly[:, 0] > cam.width).any() or (poly[:, 1] > cam.height).any())
+    face = die.top_face
+    return {
+        "die": die.die.id,
+        "value": "W" if face.is_wild else face.value,
+        "color": face.color.value,
+        "polygon": [[round(float(x), 2), round(float(y), 2)] for x, y in poly],
+        "box": [round(float(v), 2) for v in (x0, y0, x1, y1)],
+        "truncated": truncated,
+        "visible": round(min(1.0, visible), 3),
+    }
+
+
+def render_scene(rng: np.random.Generator, split: str, opts: SceneOptions = SceneOptions()) -> Photo:
+    size = opts.size or SIZES[int(rng.integers(len(SIZES)))]
+    n = opts.n_dice if opts.n_dice is not None else _n_dice(rng)
+    app = sample_appearance(rng, split)
+    if opts.body is not None:
+        app = _with_body(app, opts.body)
+    cam = _camera(rng, size, max(n, 1), opts)
+    out_of_frame = opts.out_of_frame if opts.out_of_frame is not None else bool(rng.random() < 0.3)
+    dice = place_dice(rng, cam, n, out_of_frame)
+    light = _light(rng)
+    light_rgb = kelvin_rgb(light.kelvin)
+    kind = opts.table or str(rng.choice(table_kinds(split)))
+    table = render_table(rng, kind, *_table_coords(cam, TABLE_STEP)) * np.float32(light.lambert(UP))
+    canvas = cv2.resize(table, size, interpolation=cv2.INTER_LINEAR)
+    n_clutter = opts.clutter if opts.clutter is not None else int(rng.choice([0, 0, 1, 2, 3, 5]))
+    items = place_clutter(rng, cam, dice, n_clutter)
+    fonts = fonts_for_split(split)
+    for item in items:
+        draw_item(canvas, cam, item, item_texture(rng, item, fonts) * np.float32([light.lambert(UP)] * 3 + [1.0]))
+    _shadows(canvas, cam, dice, light)
+    glare_gain = float(rng.uniform(0.0, 1.2))
+    for die in sorted(dice, key=lambda d: -cam.depth(np.array([[*d.center, 0.5]]))[0]):
+        draw_die(canvas, cam, die, app, light, np.ones(3, np.float32), glare_gain, rng)
+    canvas *= light_rgb.astype(np.float32)
+    fx = sample_effects(rng, light_rgb)
+    image = apply_effects(rng, canvas, fx)
+    labels = [lab for lab in (_label(cam, d) for d in dice) if lab is not None]
+    return Photo(image, labels, _conditions(split, app, cam, light, kind, fx, dice, items, out_of_frame))
+
+
+def _with_body(app: Appearance, body: str) -> Appearance:
+    from dataclasses import replace
+
+    from training.synth.appearance import BODIES_TRAIN, BODIES_VAL
+
+    rgb = {**BODIES_TRAIN, **BODIES_VAL}[body][0]
+    return replace(app, body_name=body, body_rgb=rgb)
+
+
+def _conditions(split, app, cam, light, kind, fx: CameraEffects, dice, items, out_of_frame) -> dict:
+    touching = sum(1 for a in dice for b in dice if a is not b and math.dist(a.center, b.center) < 1.2) // 2
+    return {
+        "split": split,
+        **app.conditions(),
+        "n_dice": len(dice),
+        "tilt_deg": round(cam.tilt_deg, 1),
+        "roll_deg": round(cam.roll_deg, 1),
+        "focal_px": round(cam.focal_px, 1),
+        "face_px": round(float(cam.px_per_unit_at(np.zeros((1, 2)))[0]), 1),
+        "light": {
+            "elevation_deg": round(math.degrees(math.asin(light.direction[2])), 1),
+            "kelvin": round(light.kelvin),
+            "ambient": round(light.ambient, 2),
+            "shadow_softness": round(light.softness, 2),
+        },
+        "table": kind,
+        "clutter": [i.kind for i in items],
+        "touching_pairs": touching,
+        "out_of_frame_allowed": out_of_frame,
+        **fx.conditions(),
+    }
