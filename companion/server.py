@@ -217,21 +217,38 @@ class _Reader:
     def __call__(self, data: bytes):
         from companion.vision import ImageError  # light: the error type only
 
+        _check_image(data)
         reader = self._reader or self._load()
         try:
             return reader(data)
         except ImageError as exc:
             raise ApiError(422, f"This photo cannot be read: {exc}. Nothing was changed.") from None
+        except RuntimeError as exc:  # ModelsMissing and its kin: the reader, not the photo
+            log.warning("dice reader failed: %s", exc)
+            raise ApiError(503, f"The dice reader is not available ({exc}). Enter the dice by hand.") from None
 
     def _load(self) -> Reader:
         with self._lock:
             if self._reader is None:
                 try:
                     from companion.vision import read_image
-                except Exception as exc:  # the models or the pipeline are missing
-                    raise ApiError(503, f"The dice reader is not available ({exc}); enter the dice by hand.") from None
+                except Exception as exc:  # the pipeline itself cannot be imported
+                    raise ApiError(503, f"The dice reader is not available ({exc}). Enter the dice by hand.") from None
                 self._reader = read_image
         return self._reader
+
+
+def _check_image(data: bytes) -> None:
+    """Refuse what is plainly not an image before any model is loaded (reads the header only)."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            image.size  # noqa: B018 - opening parsed the header; the size proves it
+    except UnidentifiedImageError:
+        raise ApiError(422, "This file is not a photo (JPEG, PNG or WebP expected). Nothing was changed.") from None
+    except Exception as exc:  # noqa: BLE001 - any header Pillow cannot parse is a broken image
+        raise ApiError(422, f"This photo is broken and cannot be read ({exc}). Nothing was changed.") from None
 
 
 def _json_body() -> dict:

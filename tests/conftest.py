@@ -1,0 +1,73 @@
+"""Shared fixtures. Keep each one small and documented; add new ones below the others."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+# --- scorepad: storage, API and a live server ---------------------------------------------------
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    """A fresh SQLite file for one test (real SQLite, never :memory:)."""
+    return tmp_path / "companion.sqlite3"
+
+
+@pytest.fixture
+def app(db_path: Path):
+    from companion.server import create_app
+
+    return create_app(db_path, keepalive_s=0.2)
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+class LiveServer:
+    """The scorepad served by waitress on a free 127.0.0.1 port, in a background thread."""
+
+    def __init__(self, db_path: Path, join_code: str | None = None):
+        from companion.server import create_app, make_server
+
+        self.app = create_app(db_path, join_code=join_code, keepalive_s=1.0)
+        self.server = make_server(self.app, "127.0.0.1", 0, threads=16)
+        self.url = f"http://127.0.0.1:{self.server.effective_port}"
+        self.thread = threading.Thread(target=self.server.run, name="scorepad-server", daemon=True)
+
+    def __enter__(self) -> "LiveServer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from companion.server import shutdown
+
+        shutdown(self.app, self.server)
+        self.thread.join(timeout=5)
+
+
+@pytest.fixture
+def live_server(db_path: Path):
+    with LiveServer(db_path) as server:
+        yield server
+
+
+def models_ready() -> bool:
+    """The vision models exist (tests that read real photos skip until they do)."""
+    try:
+        from companion.vision.models import models_present
+    except ImportError:
+        return False
+    return models_present()
+
+
+def sample_photos() -> list[Path]:
+    """The sample photos with their labels (sample_images/, made by the data generator)."""
+    folder = REPO / "sample_images"
+    return sorted(p for p in folder.glob("images/*") if p.suffix.lower() in {".jpg", ".jpeg", ".png", ".webp"})
