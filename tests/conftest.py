@@ -58,6 +58,12 @@ def live_server(db_path: Path):
         yield server
 
 
+@pytest.fixture
+def server_factory(db_path: Path):
+    """Make (unstarted) live servers on this test's database, e.g. to stop one mid-test."""
+    return lambda join_code=None: LiveServer(db_path, join_code=join_code)
+
+
 def models_ready() -> bool:
     """The vision models exist (tests that read real photos skip until they do)."""
     try:
