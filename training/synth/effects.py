@@ -66,6 +66,11 @@ def sample_effects(rng: np.random.Generator, light_rgb: np.ndarray) -> CameraEff
     )
 
 
+def neutral_effects() -> CameraEffects:
+    """A perfect camera: no cast, blur, noise or fall-off (JPEG quality 95)."""
+    return CameraEffects((1.0, 1.0, 1.0), 1.0, 1.0, 0.0, 0.0, 0.0, "none", 0.0, 0.0, 0.0, 95)
+
+
 def _illumination(shape: tuple[int, int], fx: CameraEffects) -> np.ndarray:
     """Smooth light fall-off; computed small and enlarged since it has no detail."""
     h, w = shape

@@ -21,7 +21,7 @@ FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts")
 # Noto ships hundreds of script-specific fonts; only its Latin families carry our digits.
 _NOTO_LATIN = ("NotoSans-", "NotoSerif-", "NotoSansMono-", "NotoSansDisplay-", "NotoSerifDisplay-")
 # Hairline weights vanish at die size; symbol fonts have no digits worth learning.
-_SKIP_WORDS = ("thin", "hairline", "extralight", "math", "music", "symbol", "emoji", "awesome", "dingbat", "braille", "fontawesome", "standardsymbols", "d050000l")
+_SKIP_WORDS = ("ubuntu-title", "thin", "hairline", "extralight", "math", "music", "symbol", "emoji", "awesome", "dingbat", "braille", "fontawesome", "standardsymbols", "d050000l")
 _HERSHEY = {
     "Hershey-Simplex": cv2.FONT_HERSHEY_SIMPLEX,
     "Hershey-Duplex": cv2.FONT_HERSHEY_DUPLEX,

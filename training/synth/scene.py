@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
 
 from companion.dice import Die, standard_set
-from training.synth.appearance import Appearance, sample_appearance
+from training.synth.appearance import BODIES_TRAIN, BODIES_VAL, Appearance, sample_appearance
 from training.synth.camera import Camera, look_down_camera
 from training.synth.clutter import Item, draw_item, item_texture, random_item
 from training.synth.dice_render import UP, Light, PlacedDie, draw_die, random_placed_die
-from training.synth.effects import CameraEffects, apply_effects, kelvin_rgb, sample_effects
+from training.synth.effects import CameraEffects, apply_effects, kelvin_rgb, neutral_effects, sample_effects
 from training.synth.fonts import fonts_for_split
 from training.synth.textures import render_table, table_kinds
 
@@ -51,6 +51,8 @@ class SceneOptions:
     clutter: int | None = None
     table: str | None = None
     face_px: float | None = None
+    clean: bool = False  # white light, no glare, no camera effects: for checking the drawing itself
+    noise_max: float | None = None  # cap on sensor noise (phone-size samples compress better)
 
 
 # ---- choosing the scene ---------------------------------------------------------------------
@@ -194,7 +196,7 @@ def _shadows(canvas: np.ndarray, cam: Camera, dice: list[PlacedDie], light: Ligh
 
 
 def _label(cam: Camera, die: PlacedDie) -> dict | None:
-    poly = cam.project(die.top_corners())
+    poly = np.round(cam.project(die.top_corners()), 2)  # flags below must agree with the rounded label
     frame = np.array([[0, 0], [cam.width, 0], [cam.width, cam.height], [0, cam.height]], np.float32)
     area = abs(cv2.contourArea(poly.astype(np.float32)))
     inside, _ = cv2.intersectConvexConvex(poly.astype(np.float32), frame)
@@ -209,7 +211,7 @@ def _label(cam: Camera, die: PlacedDie) -> dict | None:
         "die": die.die.id,
         "value": "W" if face.is_wild else face.value,
         "color": face.color.value,
-        "polygon": [[round(float(x), 2), round(float(y), 2)] for x, y in poly],
+        "polygon": [[float(x), float(y)] for x, y in poly],
         "box": [round(float(v), 2) for v in (x0, y0, x1, y1)],
         "truncated": truncated,
         "visible": round(min(1.0, visible), 3),
@@ -226,6 +228,8 @@ def render_scene(rng: np.random.Generator, split: str, opts: SceneOptions = Scen
     out_of_frame = opts.out_of_frame if opts.out_of_frame is not None else bool(rng.random() < 0.3)
     dice = place_dice(rng, cam, n, out_of_frame)
     light = _light(rng)
+    if opts.clean:
+        light = replace(light, kelvin=6500.0)
     light_rgb = kelvin_rgb(light.kelvin)
     kind = opts.table or str(rng.choice(table_kinds(split)))
     table = render_table(rng, kind, *_table_coords(cam, TABLE_STEP)) * np.float32(light.lambert(UP))
@@ -236,21 +240,19 @@ def render_scene(rng: np.random.Generator, split: str, opts: SceneOptions = Scen
     for item in items:
         draw_item(canvas, cam, item, item_texture(rng, item, fonts) * np.float32([light.lambert(UP)] * 3 + [1.0]))
     _shadows(canvas, cam, dice, light)
-    glare_gain = float(rng.uniform(0.0, 1.2))
+    glare_gain = 0.0 if opts.clean else float(rng.uniform(0.0, 1.2))
     for die in sorted(dice, key=lambda d: -cam.depth(np.array([[*d.center, 0.5]]))[0]):
         draw_die(canvas, cam, die, app, light, np.ones(3, np.float32), glare_gain, rng)
     canvas *= light_rgb.astype(np.float32)
-    fx = sample_effects(rng, light_rgb)
+    fx = neutral_effects() if opts.clean else sample_effects(rng, light_rgb)
+    if opts.noise_max is not None:
+        fx = replace(fx, noise=min(fx.noise, opts.noise_max))
     image = apply_effects(rng, canvas, fx)
     labels = [lab for lab in (_label(cam, d) for d in dice) if lab is not None]
     return Photo(image, labels, _conditions(split, app, cam, light, kind, fx, dice, items, out_of_frame))
 
 
 def _with_body(app: Appearance, body: str) -> Appearance:
-    from dataclasses import replace
-
-    from training.synth.appearance import BODIES_TRAIN, BODIES_VAL
-
     rgb = {**BODIES_TRAIN, **BODIES_VAL}[body][0]
     return replace(app, body_name=body, body_rgb=rgb)
 

@@ -1,0 +1,144 @@
+"""The synthetic photo generator: deterministic, labels that match what is drawn, resumable."""
+
+from __future__ import annotations
+
+import colorsys
+import json
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `training` is not an installed package
+
+from companion.dice import Color, Face, standard_set  # noqa: E402
+from training.synth import fonts as synth_fonts  # noqa: E402
+from training.synth.appearance import BODIES_TRAIN, BODIES_VAL, sample_appearance  # noqa: E402
+from training.synth.dataset import done_indices, render_indexed, write_dataset  # noqa: E402
+from training.synth.scene import SceneOptions, render_scene  # noqa: E402
+from training.synth.textures import TABLES_TRAIN, TABLES_VAL  # noqa: E402
+
+SMALL = SceneOptions(size=(480, 360))
+
+
+def test_same_seed_same_photo_and_labels():
+    a = render_indexed(7, "train", 3, SMALL)
+    b = render_indexed(7, "train", 3, SMALL)
+    assert np.array_equal(a.image, b.image)
+    assert a.dice == b.dice and a.conditions == b.conditions
+    c = render_indexed(7, "train", 4, SMALL)
+    assert not np.array_equal(a.image, c.image)
+
+
+def _check_labels(photo) -> None:
+    dice_set = standard_set()
+    ids = [d["die"] for d in photo.dice]
+    assert len(ids) == len(set(ids)), "a die appears twice"
+    assert len(photo.dice) <= photo.conditions["n_dice"] <= 10
+    for d in photo.dice:
+        value = None if d["value"] == "W" else d["value"]
+        assert dice_set.die(d["die"]).has_face(Face(value, Color(d["color"])))
+        poly = np.array(d["polygon"], float)
+        assert poly.shape == (4, 2)
+        assert abs(cv2.contourArea(poly.astype(np.float32))) > 20, "a top face with no area"
+        assert cv2.isContourConvex(np.round(poly * 16).astype(np.int32))
+        outside = (poly < 0).any() or (poly[:, 0] > photo.width).any() or (poly[:, 1] > photo.height).any()
+        assert d["truncated"] == bool(outside)
+        x0, y0, x1, y1 = d["box"]
+        assert 0 <= x0 < x1 <= photo.width and 0 <= y0 < y1 <= photo.height
+        assert x0 == pytest.approx(max(0.0, poly[:, 0].min()), abs=0.02)
+        assert y1 == pytest.approx(min(photo.height, poly[:, 1].max()), abs=0.02)
+        assert 0 < d["visible"] <= 1 and (d["visible"] < 1) == d["truncated"] or d["visible"] > 0.99
+
+
+@pytest.mark.parametrize("split", ["train", "val", "calib"])
+def test_labels_are_consistent(split):
+    n_truncated = 0
+    for index in range(12):
+        photo = render_indexed(11, split, index, SMALL)
+        _check_labels(photo)
+        n_truncated += sum(d["truncated"] for d in photo.dice)
+    assert photo.conditions["split"] == split
+
+
+def test_some_dice_are_cut_by_the_frame_and_labelled_so():
+    photos = [render_indexed(3, "train", i, SceneOptions(size=(480, 360), out_of_frame=True, n_dice=10)) for i in range(4)]
+    assert any(d["truncated"] for p in photos for d in p.dice)
+
+
+def _ink_hue_class(photo, label) -> Color:
+    """The colour whose printed hue is nearest to the saturated pixels in the face's middle."""
+    poly = np.array(label["polygon"], np.float32)
+    centre = poly.mean(axis=0)
+    inner = centre + (poly - centre) * 0.7
+    mask = np.zeros(photo.image.shape[:2], np.uint8)
+    cv2.fillPoly(mask, [np.round(inner).astype(np.int32)], 1)
+    hsv = cv2.cvtColor(photo.image, cv2.COLOR_RGB2HSV_FULL)[mask > 0].astype(float)
+    ink = hsv[hsv[:, 1] > 110]  # saturation > 0.43: the white body has none, the inks plenty
+    assert len(ink) >= 10, "no ink near the face centre"
+    angle = ink[:, 0] / 256.0 * 2 * np.pi
+    hue = np.degrees(np.arctan2(np.sin(angle).mean(), np.cos(angle).mean())) % 360
+    bases = {Color.RED: 356.0, Color.ORANGE: 27.0, Color.GREEN: 140.0, Color.BLUE: 225.0}
+    return min(bases, key=lambda c: min(abs(hue - bases[c]), 360 - abs(hue - bases[c])))
+
+
+def test_top_face_shows_ink_of_the_labelled_colour():
+    checked = 0
+    for index in range(8):
+        opts = SceneOptions(size=(640, 480), clean=True, n_dice=4, face_px=70.0, clutter=0, body="white")
+        photo = render_scene(np.random.default_rng([99, index]), "train", opts)
+        for label in photo.dice:
+            if not label["truncated"]:
+                assert _ink_hue_class(photo, label).value == label["color"], label
+                checked += 1
+    assert checked >= 20
+
+
+def test_validation_holds_out_looks_that_training_never_sees():
+    val_only_bodies = set(BODIES_VAL) - set(BODIES_TRAIN)
+    val_only_fonts = {f.name for f in synth_fonts.fonts_for_split("val")}
+    assert val_only_bodies and set(TABLES_VAL) - set(TABLES_TRAIN)
+    for i in range(200):
+        app = sample_appearance(np.random.default_rng([5, i]), "train")
+        assert app.body_name not in val_only_bodies
+        assert app.font.name not in val_only_fonts and app.wild_font.name not in val_only_fonts
+    seen = [render_indexed(5, "train", i, SMALL).conditions["table"] for i in range(10)]
+    assert not set(seen) & (set(TABLES_VAL) - set(TABLES_TRAIN))
+
+
+def test_works_with_no_system_fonts(monkeypatch):
+    """CI machines may have no fonts installed: OpenCV's and Pillow's own fonts must do."""
+    monkeypatch.setattr(synth_fonts, "FONT_DIRS", ())
+    for cached in (synth_fonts.available_fonts, synth_fonts.fonts_for_split, synth_fonts.families):
+        cached.cache_clear()
+    try:
+        fonts = synth_fonts.available_fonts()
+        assert fonts and all(f.kind in ("hershey", "pil") for f in fonts)
+        for split in ("train", "val"):
+            photo = render_indexed(2, split, 0, SMALL)
+            _check_labels(photo)
+            assert photo.conditions["font"] in {f.name for f in fonts}
+    finally:
+        for cached in (synth_fonts.available_fonts, synth_fonts.fonts_for_split, synth_fonts.families):
+            cached.cache_clear()
+
+
+def test_dataset_is_written_in_the_format_and_resumes(tmp_path):
+    out = tmp_path / "ds"
+    assert write_dataset(out, 3, seed=4, split="val", log_every=10**9) == 3
+    lines = (out / "labels.jsonl").read_text().splitlines()
+    assert len(lines) == 3
+    for line in lines:
+        record = json.loads(line)
+        image = cv2.imread(str(out / record["image"]))
+        assert image is not None and image.shape[:2] == (record["height"], record["width"])
+        assert record["conditions"]["split"] == "val"
+    # A run killed while writing a line leaves half a line: it is dropped and remade.
+    with (out / "labels.jsonl").open("a") as f:
+        f.write('{"image": "images/0000')
+    assert write_dataset(out, 5, seed=4, split="val", log_every=10**9) == 2
+    assert done_indices(out / "labels.jsonl") == {0, 1, 2, 3, 4}
+    assert len((out / "labels.jsonl").read_text().splitlines()) == 5
+    assert write_dataset(out, 5, seed=4, split="val", log_every=10**9) == 0
