@@ -1,0 +1,175 @@
+"""The scorepad page in real Chromium: a game from creation to a live update on a second page."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from conftest import models_ready, sample_photos
+
+pytestmark = pytest.mark.browser
+PHONE = {"width": 390, "height": 844}
+
+
+@pytest.fixture
+def page(browser, live_server):
+    context = browser.new_context(viewport=PHONE, base_url=live_server.url)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield page
+    context.close()
+    assert errors == [], f"JavaScript errors on the page: {errors}"
+
+
+def create_game(page: Page, players=("Ann", "Bob")) -> str:
+    page.goto("/")
+    for i, name in enumerate(players):
+        if i >= 2:
+            page.click("#add-player")
+        page.fill(f"#players li:nth-child({i + 1}) input", name)
+    page.click("#start-game")
+    expect(page.locator("#current-player")).to_have_text(players[0])
+    return re.search(r"#/game/([\w-]+)", page.url).group(1)
+
+
+def add_die(page: Page, token: str) -> None:
+    page.click("#add-die")
+    pick(page, token)
+    page.click("#picker [data-act=ok]")
+
+
+def pick(page: Page, token: str) -> None:
+    value, colour = token[:-1], {"r": "red", "o": "orange", "g": "green", "b": "blue"}[token[-1]]
+    page.click(f"#picker .pick-value[data-value='{value}']")
+    page.click(f"#picker .pick-colour[data-colour='{colour}']")
+
+
+def test_a_turn_by_hand_is_scored_recorded_persisted_and_seen_live(browser, page, live_server):
+    game_id = create_game(page)
+    expect(page.locator("#current-phase")).to_have_text("Phase 1")
+
+    # A second device opens the same game.
+    other = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=live_server.url).new_page()
+    other.goto(f"/#/game/{game_id}")
+    expect(other.locator("#current-player")).to_have_text("Ann")
+    expect(other.locator("#live")).to_be_visible()
+
+    for token in ["7b", "7r", "7g", "3o", "3r", "1b"]:
+        add_die(page, token)
+    expect(page.locator("#verdict")).to_contain_text("not complete")
+    expect(page.locator("#confirm")).to_have_text("Confirm: Phase 1 missed")
+
+    # Tap the last chip and correct it: the evaluation follows at once.
+    page.click("#dice .chip[data-index='5']")
+    pick(page, "Wb")
+    page.click("#picker [data-act=ok]")
+    expect(page.locator("#dice .chip[data-index='5']")).to_have_attribute("data-token", "Wb")
+    expect(page.locator("#verdict")).to_contain_text("Phase 1 complete")
+    expect(page.locator("#verdict")).to_contain_text("27")
+
+    page.click("#confirm")
+    expect(page.locator("#current-player")).to_have_text("Bob")
+    pad = page.locator(".scorepad")
+    expect(pad.locator("tbody tr").nth(0).locator("td").nth(0)).to_have_text("27")
+    expect(pad.locator("tr.total td").nth(0)).to_have_text("27")
+
+    # The other device updated by itself.
+    expect(other.locator("#current-player")).to_have_text("Bob")
+    expect(other.locator(".scorepad tr.total td").nth(0)).to_have_text("27")
+
+    # A reload finds it persisted.
+    page.reload()
+    expect(page.locator("#current-player")).to_have_text("Bob")
+    expect(page.locator(".scorepad tr.total td").nth(0)).to_have_text("27")
+
+    # Undo, seen live too.
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#undo")
+    expect(page.locator("#current-player")).to_have_text("Ann")
+    expect(other.locator("#current-player")).to_have_text("Ann")
+    expect(other.locator(".scorepad tr.total td").nth(0)).to_have_text("0")
+    other.context.close()
+
+
+def test_a_stale_confirm_from_a_second_device_is_refused_with_a_message(browser, page, live_server):
+    game_id = create_game(page)
+    other = browser.new_context(viewport=PHONE, base_url=live_server.url).new_page()
+    other.route("**/events", lambda route: route.abort())  # a phone that misses the live update
+    other.goto(f"/#/game/{game_id}")
+    expect(other.locator("#current-player")).to_have_text("Ann")
+    for p in (page, other):
+        for token in ["7b", "7r", "7g", "3o", "3r", "Wb"]:
+            add_die(p, token)
+        expect(p.locator("#verdict")).to_contain_text("complete")
+    page.click("#confirm")
+    expect(page.locator("#current-player")).to_have_text("Bob")
+    other.click("#confirm")
+    expect(other.locator("#turn-error")).to_contain_text("already recorded")
+    expect(other.locator("#current-player")).to_have_text("Bob")  # refreshed from the server
+    expect(other.locator(".history li")).to_have_count(1)
+    other.context.close()
+
+
+def test_a_draft_is_cleared_with_a_notice_when_another_device_records(browser, page, live_server):
+    game_id = create_game(page)
+    other = browser.new_context(viewport=PHONE, base_url=live_server.url).new_page()
+    other.goto(f"/#/game/{game_id}")
+    expect(other.locator("#live")).to_be_visible()
+    add_die(other, "5r")
+    for token in ["7b", "7r", "7g", "3o", "3r", "Wb"]:
+        add_die(page, token)
+    page.click("#confirm")
+    expect(other.locator("#turn-error")).to_contain_text("changed on another device")
+    expect(other.locator("#dice .chip")).to_have_count(0)
+    other.context.close()
+
+
+def test_a_file_that_is_not_a_photo_gets_a_clear_message_and_changes_nothing(page, tmp_path):
+    create_game(page)
+    add_die(page, "7b")
+    bogus = tmp_path / "notes.txt"
+    bogus.write_text("this is not a photo")
+    page.set_input_files("#photo-input", str(bogus))
+    expect(page.locator("#turn-error")).to_contain_text("not a photo")
+    expect(page.locator("#dice .chip")).to_have_count(1)  # the dice entered so far are kept
+    expect(page.locator("#current-player")).to_have_text("Ann")
+
+
+def test_the_starter_is_decided_by_a_high_die_each(page):
+    page.goto("/")
+    page.fill("#players li:nth-child(1) input", "Ann")
+    page.fill("#players li:nth-child(2) input", "Bob")
+    page.check("input[name=start][value=roll]")
+    page.select_option("#rolls select >> nth=0", "9")
+    page.select_option("#rolls select >> nth=1", "9")
+    expect(page.locator("#roll-result")).to_contain_text("Tie between Ann and Bob")
+    page.select_option("#rolls select >> nth=0", "6")
+    page.select_option("#rolls select >> nth=1", "8")
+    expect(page.locator("#roll-result")).to_contain_text("Bob starts")
+    page.click("#start-game")
+    expect(page.locator("#current-player")).to_have_text("Bob")
+
+
+@pytest.mark.skipif(not models_ready(), reason="the photo part needs models/*.onnx (trained by the vision task)")
+@pytest.mark.skipif(not sample_photos(), reason="the photo part needs sample_images/ (made by the data generator)")
+def test_a_photo_is_read_outlined_and_corrected_by_tapping(page):
+    create_game(page, ["Ann"])
+    page.set_input_files("#photo-input", str(sample_photos()[0]))
+    expect(page.locator("#photo")).to_be_visible(timeout=30_000)
+    chips = page.locator("#dice .chip")
+    expect(chips.first).to_be_visible()
+    count = chips.count()
+    expect(page.locator("#overlay .die-outline")).to_have_count(count)
+    first = chips.first.get_attribute("data-token")
+    new = "Wg" if first != "Wg" else "Wr"
+    chips.first.click()
+    pick(page, new)
+    page.click("#picker [data-act=ok]")
+    expect(chips.first).to_have_attribute("data-token", new)
+    expect(page.locator("#verdict")).to_be_visible()
+    page.click("#confirm")
+    expect(page.locator(".history li")).to_have_count(1)
+    expect(page.locator(".history li")).to_contain_text(new)
