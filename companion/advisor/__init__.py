@@ -1,0 +1,9 @@
+"""The roll advisor: which dice to keep, with exact odds (pure: no I/O).
+
+    from companion.advisor import advise
+    advise(1, dice, rolls_left=2).to_json()
+"""
+
+from companion.advisor.advice import Advice, KeepOption, advise
+
+__all__ = ["Advice", "KeepOption", "advise"]

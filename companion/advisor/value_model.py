@@ -1,0 +1,105 @@
+"""Phases 1-7, 9 and 10: only the numbers matter, so dice that roll the same numbers are alike.
+
+The standard set has two such groups: four low dice rolling {1,2,3,4,W,W} and six high dice
+rolling {5..10}. A final state is one multiset per group (70 x 462 = 32,340 states); each is
+scored once by the rules evaluator, the single source of truth, and the DP does the rest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Sequence
+
+import numpy as np
+
+from companion.advisor.product_dp import Group, Solution, restrict_full, solve
+from companion.dice import Color, DiceSet, Face
+from companion.rules.evaluation import HouseRules
+from companion.rules.evaluator import best_score
+
+ROLLS_PER_TURN = 3
+
+
+@dataclass(frozen=True)
+class ValueGroups:
+    """The dice grouped by the numbers they roll; values[g][o] is outcome o of group g (None = W)."""
+
+    groups: tuple[Group, ...]
+    values: tuple[tuple[int | None, ...], ...]
+    die_group: dict  # die id -> group number
+
+    def locate(self, value: int | None, group: int) -> int:
+        return self.values[group].index(value)
+
+
+def value_groups(dice_set: DiceSet) -> ValueGroups:
+    """Group the dice by their multiset of face values (colours ignored)."""
+    layouts: dict[tuple, list[str]] = {}
+    for die in dice_set.dice:
+        key = tuple(sorted((f.value is None, f.value or 0) for f in die.faces))
+        layouts.setdefault(key, []).append(die.id)
+    groups, values, die_group = [], [], {}
+    for g, (key, ids) in enumerate(layouts.items()):
+        counts: dict[int | None, int] = {}
+        for is_wild, v in key:
+            counts[None if is_wild else v] = counts.get(None if is_wild else v, 0) + 1
+        outcomes = tuple(counts)
+        values.append(outcomes)
+        groups.append(Group(len(ids), tuple(float(Fraction(counts[o], 6)) for o in outcomes)))
+        die_group.update({i: g for i in ids})
+    return ValueGroups(tuple(groups), tuple(values), die_group)
+
+
+def final_rewards(phase: int, vg: ValueGroups, rules: HouseRules) -> tuple[np.ndarray, np.ndarray]:
+    """Completion (0/1) and score (0 when missed) of every full state, from the evaluator."""
+    fulls = [g.full() for g in vg.groups]
+    shape = tuple(len(f) for f in fulls)
+    complete, score = np.zeros(shape), np.zeros(shape)
+    for pos in np.ndindex(shape):
+        faces: list[Face] = []
+        for g, i in enumerate(pos):
+            counts = vg.groups[g].counts[fulls[g][i]]
+            for o, n in enumerate(counts):
+                # Colours do not matter outside Phase 8; any colour will do.
+                faces += [Face(vg.values[g][o], Color.RED)] * n
+        result = best_score(phase, faces, rules)
+        if result is not None:
+            complete[pos], score[pos] = 1.0, float(result)
+    return complete, score
+
+
+@dataclass
+class ValueTables:
+    """Both objectives solved for one phase: keep tables W_r and final rewards."""
+
+    vg: ValueGroups
+    complete_first: Solution  # primary: completion, secondary: score
+    score_first: Solution  # primary: score, secondary: completion
+    final_complete: np.ndarray
+    final_score: np.ndarray
+
+    def state_index(self, keep: Sequence[tuple[int, int | None]]) -> tuple[int, ...]:
+        """Table index of a kept multiset given as (group, value) pairs."""
+        counts = [[0] * g.outcomes for g in self.vg.groups]
+        for g, v in keep:
+            counts[g][self.vg.locate(v, g)] += 1
+        return tuple(self.vg.groups[g].index[tuple(c)] for g, c in enumerate(counts))
+
+    def fresh_turn(self) -> tuple[float, float, float, float]:
+        """(p_complete, expected score) of a fresh turn for each objective's best play."""
+        empty = tuple(0 for _ in self.vg.groups)
+        cp, cs = (t[empty] for t in self.complete_first.keep[ROLLS_PER_TURN])
+        sp, ss = (t[empty] for t in self.score_first.keep[ROLLS_PER_TURN])
+        return float(cp), float(cs), float(ss), float(sp)
+
+
+def build_value_tables(phase: int, dice_set: DiceSet, rules: HouseRules) -> ValueTables:
+    vg = value_groups(dice_set)
+    complete, score = final_rewards(phase, vg, rules)
+    by_completion = solve(vg.groups, complete, score, ROLLS_PER_TURN)
+    by_score = solve(vg.groups, score, complete, ROLLS_PER_TURN)
+    return ValueTables(vg, by_completion, by_score, complete, score)
+
+
+__all__ = ["ValueGroups", "ValueTables", "build_value_tables", "value_groups", "restrict_full"]
