@@ -108,6 +108,7 @@ def test_jsonl_answers_each_line_in_order_and_skips_blank_lines():
         ('{"phase": 1}', "line 1: missing 'dice'"),
         ('{"phase": 0, "dice": ["5r"]}', "line 1: phase must be a whole number 1..10, got 0"),
         ('{"phase": true, "dice": ["5r"]}', "line 1: phase must be a whole number 1..10, got True"),
+        ('{"phase": "1", "dice": ["5r"]}', "line 1: phase must be a whole number 1..10, got '1'"),
         ('{"phase": 1, "dice": "5r 6r"}', "line 1: dice must be a list of token strings"),
         ('{"phase": 1, "dice": [5]}', "line 1: dice must be a list of token strings"),
         ('{"phase": 1, "dice": ["5r", "Wz"]}', "line 1: bad dice token 'Wz'"),

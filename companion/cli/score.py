@@ -67,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
     if args.phase is None:
         return _fail("give --phase N and the dice tokens, or --jsonl (see companion score --help)")
     try:
-        result = score_roll(_phase_number(args.phase), args.tokens, rules)
+        phase = int(args.phase) if args.phase.strip().isdigit() else args.phase
+        result = score_roll(_phase_number(phase), args.tokens, rules)
     except ValueError as exc:
         return _fail(str(exc))
     print(json.dumps(result))
@@ -80,9 +81,7 @@ def _fail(message: str) -> int:
 
 
 def _phase_number(value: Any) -> int:
-    # JSON numbers like 1.0 and true are refused: a phase is a whole number.
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
+    # JSON numbers like 1.0, true and "1" are refused: a phase is a whole number.
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= len(PHASES):
         raise ValueError(f"phase must be a whole number 1..{len(PHASES)}, got {value!r}")
     return value
