@@ -54,6 +54,7 @@ class DecodedDie:
     die: str | None  # the physical die, when sure enough
     die_posterior: float  # posterior of the most likely die for this detection
     uncertain: bool
+    assigned: str  # the die of the most probable consistent assignment (reported only when sure)
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,5 +183,5 @@ def decode(
         die_p = float(post[i, best_die])
         die_id = lay.ids[d] if best_die == d and die_p >= settings.die_min_posterior else None
         conf = float(min(1.0, max(0.0, conf)))
-        out.append(DecodedDie(i, face, conf, die_id, die_p, conf < settings.uncertain_below))
+        out.append(DecodedDie(i, face, conf, die_id, die_p, conf < settings.uncertain_below, lay.ids[d]))
     return out

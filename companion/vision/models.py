@@ -67,7 +67,7 @@ class DetectorModel:
     def load(cls, path: Path) -> "DetectorModel":
         session = _session(path)
         meta = _meta(session)
-        return cls(session, int(meta.get("input_long_side", 384)), int(meta.get("stride", 4)),
+        return cls(session, int(meta.get("input_long_side", 448)), int(meta.get("stride", 4)),
                    float(meta.get("threshold", 0.3)))
 
     def prepare(self, rgb: np.ndarray) -> tuple[np.ndarray, float]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -19,15 +20,24 @@ from companion.vision.reading import DieReading, Reading
 DETECTION_SURE = 0.5
 
 
-def read_work_image(
+@dataclass(frozen=True)
+class Analysis:
+    """Everything one reading computed, for evaluation and calibration (in detection order)."""
+
+    detections: list[Detection]
+    value_logits: np.ndarray  # (n, 11)
+    color_logits: np.ndarray  # (n, 4)
+    dice: list[DieReading]  # dice[i] belongs to detections[i]
+
+
+def analyse(
     work: WorkImage, models: Models, dice_set: DiceSet | None = None, settings: DecodeSettings = DecodeSettings()
-) -> list[DieReading]:
-    """Read the dice of an already loaded photo (boxes in full-size upright pixels)."""
+) -> Analysis:
     detections = models.detector.detect(work.rgb)
     # more boxes than dice in the set: the weakest cannot all be dice; keep the 10 surest
     detections = sorted(detections, key=lambda d: -d.score)[:MAX_DICE]
     if not detections:
-        return []
+        return Analysis([], np.zeros((0, 11)), np.zeros((0, 4)), [])
     crops = np.stack([box_crop(work.rgb, d.box, models.reader.size) for d in detections])
     value_logits, color_logits = models.reader.logits(crops)
     cal = models.calibration
@@ -37,7 +47,15 @@ def read_work_image(
         dice_set or standard_set(),
         settings,
     )
-    readings = [_reading(work, detections[d.index], d) for d in decoded]
+    dice = [_reading(work, detections[d.index], d) for d in decoded]
+    return Analysis(detections, value_logits, color_logits, dice)
+
+
+def read_work_image(
+    work: WorkImage, models: Models, dice_set: DiceSet | None = None, settings: DecodeSettings = DecodeSettings()
+) -> list[DieReading]:
+    """Read the dice of an already loaded photo (boxes in full-size upright pixels)."""
+    readings = analyse(work, models, dice_set, settings).dice
     # reading order: top to bottom, then left to right, by rows of about one die's height
     return sorted(readings, key=lambda r: (round(r.box[1] / max(r.box[3] - r.box[1], 1)), r.box[0]))
 
@@ -61,8 +79,8 @@ def read_image(source: bytes | str | os.PathLike, models_folder: Path | None = N
     safely; a photo without dice gives a Reading with an empty list.
     """
     start = time.perf_counter()
+    work = load_work_image(source)  # bad input fails before the models are even loaded
     models = load_models(models_folder)
-    work = load_work_image(source)
     dice = read_work_image(work, models)
     ms = (time.perf_counter() - start) * 1000
     return Reading(work.full_width, work.full_height, dice, ms)

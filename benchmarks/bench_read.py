@@ -1,0 +1,128 @@
+"""Benchmark reading 12 MP phone-sized JPEGs: time per photo, cold start, peak memory.
+
+    .venv/bin/python benchmarks/bench_read.py [--photos 8] [--repeat 5] [--source sample_images]
+
+Makes 4000 x 3000 JPEGs (quality 92, like a phone's) by enlarging labelled photos (the
+sample images, or any dataset folder given), then reports
+
+- warm: the median and 95th percentile of read_image() per photo in one process, end to end
+  (file read, JPEG decode at reduced size, detector, reader, decoding), and its parts;
+- cold: the wall time from starting a fresh Python process to its first result;
+- peak resident memory of the warm process and of the cold one.
+
+Targets (issue 3): median <= 150 ms per 12 MP photo, cold start <= 2 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+COLD = """
+import sys, time, json, resource
+t0 = time.perf_counter()
+from companion.vision import read_image
+r = read_image(sys.argv[1])
+print(json.dumps({"dice": len(r.dice), "inner_ms": (time.perf_counter() - t0) * 1000,
+                  "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def make_photos(source: Path, count: int, out: Path) -> list[Path]:
+    labels = source / "labels.jsonl"
+    rows = [json.loads(line) for line in labels.read_text().splitlines() if line.strip()]
+    rows = [r for r in rows if r.get("dice")][:count] or rows[:count]
+    paths = []
+    for i, row in enumerate(rows):
+        img = Image.open(source / row["image"]).convert("RGB")
+        # 12 MP in the photo's own orientation
+        size = (4000, 3000) if img.width >= img.height else (3000, 4000)
+        big = img.resize(size, Image.Resampling.BICUBIC)
+        path = out / f"photo{i:02d}.jpg"
+        big.save(path, quality=92)
+        paths.append(path)
+    return paths
+
+
+def warm_times(paths: list[Path], repeat: int) -> dict:
+    from companion.vision import read_image
+    from companion.vision.image_io import load_work_image
+    from companion.vision.models import load_models
+    from companion.vision.pipeline import read_work_image
+
+    read_image(paths[0])  # load the models once, as a server does
+    totals, loads, rest = [], [], []
+    models = load_models()
+    for _ in range(repeat):
+        for p in paths:
+            t0 = time.perf_counter()
+            read_image(p)
+            totals.append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            work = load_work_image(p)
+            t1 = time.perf_counter()
+            read_work_image(work, models)
+            t2 = time.perf_counter()
+            loads.append((t1 - t0) * 1000)
+            rest.append((t2 - t1) * 1000)
+    return {
+        "median_ms": statistics.median(totals),
+        "p95_ms": float(np.percentile(totals, 95)),
+        "load_decode_median_ms": statistics.median(loads),
+        "models_and_decoding_median_ms": statistics.median(rest),
+        "n": len(totals),
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def cold_start(path: Path, runs: int) -> dict:
+    walls, inner, rss = [], [], []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        out = subprocess.run([sys.executable, "-c", COLD, str(path)], capture_output=True, text=True, cwd=ROOT,
+                             check=True)
+        walls.append((time.perf_counter() - t0) * 1000)
+        row = json.loads(out.stdout.strip().splitlines()[-1])
+        inner.append(row["inner_ms"])
+        rss.append(row["maxrss_mb"])
+    return {"median_wall_ms": statistics.median(walls), "max_wall_ms": max(walls),
+            "median_import_to_result_ms": statistics.median(inner), "peak_rss_mb": max(rss)}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--source", default=str(ROOT / "sample_images"), help="labelled folder to enlarge photos from")
+    ap.add_argument("--photos", type=int, default=8)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--cold-runs", type=int, default=3)
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = make_photos(Path(args.source), args.photos, Path(tmp))
+        size_mb = np.mean([p.stat().st_size for p in paths]) / 2**20
+        print(f"{len(paths)} photos of 12 MP (4000x3000 JPEG, q92, {size_mb:.1f} MB each on average)")
+        cold = cold_start(paths[0], args.cold_runs)
+        print(f"cold start (process start -> first result): median {cold['median_wall_ms']:.0f} ms, "
+              f"max {cold['max_wall_ms']:.0f} ms (imports -> result {cold['median_import_to_result_ms']:.0f} ms), "
+              f"peak RSS {cold['peak_rss_mb']:.0f} MB")
+        warm = warm_times(paths, args.repeat)
+        print(f"warm, per photo ({warm['n']} reads): median {warm['median_ms']:.1f} ms, p95 {warm['p95_ms']:.1f} ms "
+              f"(load + decode {warm['load_decode_median_ms']:.1f} ms, models + decoding "
+              f"{warm['models_and_decoding_median_ms']:.1f} ms); peak RSS {warm['peak_rss_mb']:.0f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

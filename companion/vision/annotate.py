@@ -1,0 +1,47 @@
+"""Drawing the readings onto a copy of the photo (for `companion read --annotate`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from PIL import Image, ImageDraw, ImageFont
+
+from companion.vision.image_io import load_full_image
+from companion.vision.reading import Reading
+
+_INK = {"red": (220, 30, 40), "orange": (245, 130, 20), "green": (20, 160, 60), "blue": (30, 80, 220)}
+
+
+def _font(size: int):
+    try:
+        return ImageFont.load_default(size=size)
+    except TypeError:  # Pillow < 10.1 has one fixed-size default font
+        return ImageFont.load_default()
+
+
+def draw_reading(image: Image.Image, reading: Reading) -> Image.Image:
+    """A copy of the upright photo with each die's box and `value+colour die confidence`."""
+    out = image.convert("RGB").copy()
+    draw = ImageDraw.Draw(out)
+    line = max(2, round(max(out.size) / 400))
+    font = _font(max(12, round(max(out.size) / 45)))
+    for die in reading.dice:
+        ink = _INK[die.color.value]
+        x0, y0, x1, y1 = die.box
+        draw.rectangle((x0, y0, x1, y1), outline=(255, 255, 0) if die.uncertain else ink, width=line)
+        label = f"{die.face.token} {die.die or '?'} {die.confidence:.2f}" + (" ?" if die.uncertain else "")
+        tx, ty = x0, max(0, y0 - font.size - 2 * line) if hasattr(font, "size") else max(0, y0 - 14)
+        bbox = draw.textbbox((tx, ty), label, font=font)
+        draw.rectangle(bbox, fill=(255, 255, 255))
+        draw.text((tx, ty), label, fill=ink, font=font)
+    return out
+
+
+def write_annotated(source: str | os.PathLike, reading: Reading, out_path: str | os.PathLike) -> Path:
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    annotated = draw_reading(load_full_image(source), reading)
+    fmt = {".png": "PNG", ".webp": "WEBP"}.get(out_path.suffix.lower(), "JPEG")
+    annotated.save(out_path, format=fmt, **({"quality": 90} if fmt != "PNG" else {}))
+    return out_path

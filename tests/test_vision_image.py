@@ -1,0 +1,149 @@
+"""Loading photos: limits, broken files, EXIF orientation, reduced-size JPEG decoding."""
+
+import io
+import struct
+import zlib
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from companion.vision.image_io import MAX_PIXELS, WORK_LONG_SIDE, load_full_image, load_work_image
+from companion.vision.reading import DieReading, ImageError, Reading
+from companion.dice import Color, Face
+
+
+def _jpeg(img: Image.Image, **kw) -> bytes:
+    buf = io.BytesIO()
+    img.save(buf, format="JPEG", quality=90, **kw)
+    return buf.getvalue()
+
+
+def _marked(width: int, height: int) -> Image.Image:
+    """A grey photo with a red block in its top-left corner (to see where 'up' went)."""
+    arr = np.full((height, width, 3), 128, np.uint8)
+    arr[: height // 4, : width // 4] = (220, 20, 20)
+    return Image.fromarray(arr)
+
+
+def png_header_only(width: int, height: int) -> bytes:
+    """A PNG that claims a size in its header and holds no real pixel data."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"\0" * 16)) + chunk(b"IEND", b"")
+
+
+def test_big_jpeg_is_decoded_at_reduced_size_and_keeps_its_full_size():
+    data = _jpeg(_marked(4000, 3000))
+    work = load_work_image(data)
+    assert (work.full_width, work.full_height) == (4000, 3000)
+    assert max(work.rgb.shape[:2]) == WORK_LONG_SIDE
+    assert work.rgb.shape[1] / work.rgb.shape[0] == pytest.approx(4 / 3, rel=0.01)
+    assert work.to_full((0, 0, work.rgb.shape[1], work.rgb.shape[0])) == pytest.approx((0, 0, 4000, 3000))
+    # the red corner is still top-left
+    assert work.rgb[10, 10, 0] > 180 and work.rgb[-10, -10, 0] < 150
+
+
+def test_small_image_is_not_enlarged():
+    work = load_work_image(_jpeg(_marked(320, 240)))
+    assert work.rgb.shape[:2] == (240, 320)
+    assert work.scale_x == 1.0
+
+
+@pytest.mark.parametrize("orientation", [3, 6, 8])
+def test_exif_orientation_is_applied(orientation):
+    upright = _marked(400, 300)
+    # store the pixels as a camera would, with the tag that turns them back upright
+    stored = {3: upright.rotate(180), 6: upright.rotate(90, expand=True), 8: upright.rotate(-90, expand=True)}[
+        orientation]
+    exif = Image.Exif()
+    exif[0x0112] = orientation
+    work = load_work_image(_jpeg(stored, exif=exif.tobytes()))
+    assert (work.full_width, work.full_height) == (400, 300)
+    assert work.rgb.shape[:2] == (300, 400)
+    assert work.rgb[10, 10, 0] > 180, "the red block must be back in the top-left corner"
+    assert work.rgb[-10, -10, 0] < 150
+
+
+def test_exif_orientation_with_reduced_decode_maps_to_full_upright_size(tmp_path):
+    stored = _marked(3000, 2000).rotate(90, expand=True)  # stored 2000 x 3000, upright 3000 x 2000
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    path = tmp_path / "turned.jpg"
+    path.write_bytes(_jpeg(stored, exif=exif.tobytes()))
+    work = load_work_image(path)
+    assert (work.full_width, work.full_height) == (3000, 2000)
+    assert work.rgb.shape[1] > work.rgb.shape[0]
+    assert work.scale_x == pytest.approx(work.scale_y, rel=0.01)
+
+
+@pytest.mark.parametrize("fmt", ["PNG", "WEBP"])
+def test_png_and_webp_load(fmt):
+    buf = io.BytesIO()
+    _marked(200, 100).save(buf, format=fmt)
+    work = load_work_image(buf.getvalue())
+    assert work.rgb.shape == (100, 200, 3)
+
+
+def test_rgba_and_greyscale_become_rgb():
+    for mode in ("RGBA", "L", "P"):
+        buf = io.BytesIO()
+        _marked(64, 48).convert(mode).save(buf, format="PNG")
+        assert load_work_image(buf.getvalue()).rgb.shape == (48, 64, 3)
+
+
+def test_huge_png_header_is_refused_before_decoding():
+    with pytest.raises(ImageError, match="too large"):
+        load_work_image(png_header_only(50000, 50000))
+    assert 50000 * 50000 > MAX_PIXELS
+
+
+def test_text_file_is_not_an_image(tmp_path):
+    path = tmp_path / "notes.jpg"
+    path.write_text("these are not pixels")
+    with pytest.raises(ImageError, match="not an image"):
+        load_work_image(path)
+
+
+def test_truncated_jpeg_is_broken(tmp_path):
+    data = _jpeg(_marked(800, 600))
+    path = tmp_path / "cut.jpg"
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ImageError, match="broken"):
+        load_work_image(path)
+
+
+def test_empty_and_missing_files(tmp_path):
+    empty = tmp_path / "empty.png"
+    empty.write_bytes(b"")
+    with pytest.raises(ImageError):
+        load_work_image(empty)
+    with pytest.raises(ImageError, match="cannot read"):
+        load_work_image(tmp_path / "missing.jpg")
+    with pytest.raises(ImageError):
+        load_work_image(b"")
+
+
+def test_full_image_for_annotation_is_upright():
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    img = load_full_image(_jpeg(_marked(400, 300).rotate(90, expand=True), exif=exif.tobytes()))
+    assert img.size == (400, 300)
+
+
+def test_image_error_is_a_value_error():
+    assert issubclass(ImageError, ValueError)
+
+
+def test_reading_json_shape():
+    die = DieReading(value=None, color=Color.RED, confidence=0.91234, box=(1.0, 2.0, 30.5, 40.25), die="L1",
+                     uncertain=False, polygon=None)
+    assert die.face == Face(None, Color.RED)
+    assert die.to_json() == {"value": "W", "color": "red", "confidence": 0.9123, "box": [1.0, 2.0, 30.5, 40.2],
+                             "die": "L1", "uncertain": False}
+    seven = DieReading(7, Color.BLUE, 0.5, (0, 0, 1, 1), None, True, None)
+    reading = Reading(100, 80, [seven], 12.34)
+    js = reading.to_json()
+    assert js["dice"][0]["value"] == 7 and js["dice"][0]["die"] is None and js["ms"] == 12.3

@@ -1,0 +1,326 @@
+"""Shared by the training scripts: the dataset reader, the caches, the two networks, export.
+
+Training needs PyTorch (the optional extra `train`); the run-time never imports this module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from companion.dice import Color
+from companion.vision.crops import READER_CONTEXT, READER_SIZE, crop_square
+from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES
+from companion.vision.image_io import load_work_image
+
+DET_LONG_SIDE = 448  # the detector's input: the working image shrunk to this long side
+DET_STRIDE = 4
+# Reader pre-crops: a wider square than the run-time crop, so that rotation, scale and shift
+# can be applied on the fly and still find real pixels (see ReaderAugment).
+PRECROP_CONTEXT = 2.4  # x the box's longer side
+PRECROP_SIZE = 128
+# A top face cut by the frame still counts as a die to find and read when at least this
+# share of it is visible (the numeral sits in the middle); below, it is ignored: neither a
+# miss when not found nor a false detection when found.
+VISIBLE_MIN = 0.75
+
+
+# ---------------------------------------------------------------- dataset
+
+@dataclass(frozen=True)
+class LabelledDie:
+    value: int | None
+    color: Color
+    die: str | None
+    box: tuple[float, float, float, float]
+    polygon: np.ndarray | None
+    truncated: bool
+    visible: float = 1.0
+
+    @property
+    def ignored(self) -> bool:
+        return self.truncated and self.visible < VISIBLE_MIN
+
+
+@dataclass(frozen=True)
+class LabelledImage:
+    path: Path
+    width: int
+    height: int
+    dice: tuple[LabelledDie, ...]
+    conditions: dict = field(default_factory=dict)
+
+
+def _die(d: dict) -> LabelledDie:
+    value = None if d["value"] in ("W", "w", None) else int(d["value"])
+    poly = np.asarray(d["polygon"], dtype=np.float64) if d.get("polygon") else None
+    box = tuple(float(v) for v in d["box"]) if d.get("box") else tuple(
+        float(v) for v in (*poly.min(axis=0), *poly.max(axis=0)))
+    truncated = bool(d.get("truncated", False))
+    visible = float(d.get("visible", 0.0 if truncated else 1.0))
+    return LabelledDie(value, Color.parse(d["color"]), d.get("die"), box, poly, truncated, visible)
+
+
+def read_dataset(folder: str | Path) -> list[LabelledImage]:
+    folder = Path(folder)
+    out = []
+    with open(folder / "labels.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            dice = tuple(_die(d) for d in row.get("dice", []))
+            out.append(LabelledImage(folder / row["image"], int(row["width"]), int(row["height"]), dice,
+                                     row.get("conditions") or {}))
+    return out
+
+
+# ---------------------------------------------------------------- caches
+
+def _det_input(rgb: np.ndarray) -> tuple[np.ndarray, float]:
+    import cv2
+
+    h, w = rgb.shape[:2]
+    k = DET_LONG_SIDE / max(h, w)
+    small = cv2.resize(rgb, (max(1, round(w * k)), max(1, round(h * k))), interpolation=cv2.INTER_AREA)
+    return small, k
+
+
+@dataclass
+class Cache:
+    """Detector inputs (padded to a square) and reader pre-crops for one split, as arrays."""
+
+    det_images: np.ndarray  # (n, S, S, 3) uint8, S = DET_LONG_SIDE, image at top-left
+    det_sizes: np.ndarray  # (n, 2) real width, height inside the square
+    det_boxes: list[np.ndarray]  # per image (k, 5): x0 y0 x1 y1 ignored, detector-input pixels
+    crops: np.ndarray  # (m, PRECROP_SIZE, PRECROP_SIZE, 3) uint8
+    crop_value: np.ndarray  # (m,) value class
+    crop_color: np.ndarray  # (m,) colour class
+    crop_image: np.ndarray  # (m,) which image
+
+
+def build_cache(folder: str | Path, cache_dir: str | Path, log=print) -> Cache:
+    """Decode every photo once (as the run-time does) and keep what the two trainings need."""
+    cache_dir = Path(cache_dir)
+    marker = cache_dir / "done.json"
+    labels = Path(folder) / "labels.jsonl"
+    stamp = {"labels_mtime": labels.stat().st_mtime, "labels_size": labels.stat().st_size,
+             "det": DET_LONG_SIDE, "precrop": [PRECROP_CONTEXT, PRECROP_SIZE], "visible_min": VISIBLE_MIN}
+    if marker.is_file() and json.loads(marker.read_text()) == stamp:
+        return load_cache(cache_dir)
+    images = read_dataset(folder)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    n = len(images)
+    n_crops = sum(1 for im in images for d in im.dice if not d.ignored)
+    det_images = np.lib.format.open_memmap(cache_dir / "det_images.npy", "w+", np.uint8,
+                                           (n, DET_LONG_SIDE, DET_LONG_SIDE, 3))
+    crops = np.lib.format.open_memmap(cache_dir / "crops.npy", "w+", np.uint8,
+                                      (n_crops, PRECROP_SIZE, PRECROP_SIZE, 3))
+    det_sizes = np.zeros((n, 2), np.int32)
+    det_boxes, values, colors, owners = [], [], [], []
+    t0, j = time.time(), 0
+    for i, im in enumerate(images):
+        work = load_work_image(im.path)
+        kx, ky = work.rgb.shape[1] / work.full_width, work.rgb.shape[0] / work.full_height
+        small, k = _det_input(work.rgb)
+        det_images[i] = 0
+        det_images[i, : small.shape[0], : small.shape[1]] = small
+        det_sizes[i] = (small.shape[1], small.shape[0])
+        rows = []
+        for d in im.dice:
+            x0, y0, x1, y1 = d.box[0] * kx, d.box[1] * ky, d.box[2] * kx, d.box[3] * ky
+            rows.append((x0 * k, y0 * k, x1 * k, y1 * k, float(d.ignored)))
+            if d.ignored:
+                continue
+            side = max(x1 - x0, y1 - y0) * PRECROP_CONTEXT
+            crops[j] = crop_square(work.rgb, (x0 + x1) / 2, (y0 + y1) / 2, side, PRECROP_SIZE)
+            values.append(VALUE_CLASSES.index(d.value))
+            colors.append(COLOR_CLASSES.index(d.color))
+            owners.append(i)
+            j += 1
+        det_boxes.append(np.asarray(rows, np.float32).reshape(-1, 5))
+        if (i + 1) % 200 == 0:
+            log(f"cache {folder}: {i + 1}/{n} images, {time.time() - t0:.0f}s")
+    det_images.flush()
+    crops.flush()
+    np.save(cache_dir / "det_sizes.npy", det_sizes)
+    np.save(cache_dir / "crop_labels.npy", np.stack([values, colors, owners], axis=1).astype(np.int64).reshape(-1, 3))
+    with open(cache_dir / "det_boxes.json", "w") as fh:
+        json.dump([b.tolist() for b in det_boxes], fh)
+    marker.write_text(json.dumps(stamp))
+    return load_cache(cache_dir)
+
+
+def load_cache(cache_dir: Path) -> Cache:
+    labels = np.load(cache_dir / "crop_labels.npy")
+    with open(cache_dir / "det_boxes.json") as fh:
+        boxes = [np.asarray(b, np.float32).reshape(-1, 5) for b in json.load(fh)]
+    return Cache(
+        np.load(cache_dir / "det_images.npy", mmap_mode="r"),
+        np.load(cache_dir / "det_sizes.npy"),
+        boxes,
+        np.load(cache_dir / "crops.npy", mmap_mode="r"),
+        labels[:, 0], labels[:, 1], labels[:, 2],
+    )
+
+
+def cache_dir_for(data: str | Path) -> Path:
+    data = Path(data).resolve()
+    return data.parent / "cache" / data.name
+
+
+# ---------------------------------------------------------------- networks (torch)
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def build_detector():
+    torch = _torch()
+    nn, F = torch.nn, torch.nn.functional
+
+    def cbr(i, o, s=1, k=3):
+        return nn.Sequential(nn.Conv2d(i, o, k, s, k // 2, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True))
+
+    class Detector(nn.Module):
+        """CenterNet-style: a stride-4 heatmap of top-face centres and (dx, dy, log w, log h).
+
+        A small encoder down to stride 16 (a receptive field of well over one die, so that a
+        side face can be told from a top face by what surrounds it) and a two-step top-down
+        path back to stride 4. Input: RGB 0..255, any size that is a multiple of 32.
+        """
+
+        def __init__(self, w=(16, 24, 48, 80)):
+            super().__init__()
+            self.c2 = cbr(3, w[0], 2)
+            self.c4 = nn.Sequential(cbr(w[0], w[1], 2), cbr(w[1], w[1]))
+            self.c8 = nn.Sequential(cbr(w[1], w[2], 2), cbr(w[2], w[2]))
+            self.c16 = nn.Sequential(cbr(w[2], w[3], 2), cbr(w[3], w[3]), cbr(w[3], w[3]))
+            self.lat16 = cbr(w[3], w[2], 1, 1)
+            self.m8 = cbr(w[2], w[2])
+            self.lat8 = cbr(w[2], w[1], 1, 1)
+            self.m4 = cbr(w[1], 32)
+            self.head = cbr(32, 32)
+            self.heat = nn.Conv2d(32, 1, 1)
+            self.size = nn.Conv2d(32, 4, 1)
+            nn.init.constant_(self.heat.bias, -2.19)  # start near p = 0.1 (CenterNet's prior)
+
+        def forward(self, x):
+            x = (x - 127.5) / 64.0
+            c4 = self.c4(self.c2(x))
+            c8 = self.c8(c4)
+            c16 = self.c16(c8)
+            p8 = self.m8(c8 + F.interpolate(self.lat16(c16), scale_factor=2.0, mode="nearest"))
+            p4 = self.m4(c4 + F.interpolate(self.lat8(p8), scale_factor=2.0, mode="nearest"))
+            h = self.head(p4)
+            return torch.sigmoid(self.heat(h)), self.size(h)
+
+    return Detector()
+
+
+def build_reader():
+    torch = _torch()
+    nn = torch.nn
+
+    def cbr(i, o, s=1, k=3):
+        return nn.Sequential(nn.Conv2d(i, o, k, s, k // 2, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True))
+
+    class Reader(nn.Module):
+        """A small VGG-like CNN on a 64x64 crop; global pooling, then a value and a colour head."""
+
+        def __init__(self):
+            super().__init__()
+            self.features = nn.Sequential(
+                cbr(3, 16), nn.MaxPool2d(2),
+                cbr(16, 32), nn.MaxPool2d(2),
+                cbr(32, 48), cbr(48, 48), nn.MaxPool2d(2),
+                cbr(48, 96), cbr(96, 96),
+                nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.1),
+            )
+            self.value = nn.Linear(96, len(VALUE_CLASSES))
+            self.color = nn.Linear(96, len(COLOR_CLASSES))
+
+        def forward(self, x):
+            h = self.features((x - 127.5) / 64.0)
+            return self.value(h), self.color(h)
+
+    return Reader()
+
+
+def count_params(model) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+# ---------------------------------------------------------------- training plumbing
+
+def seed_everything(seed: int) -> None:
+    torch = _torch()
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def set_threads() -> None:
+    torch = _torch()
+    torch.set_num_threads(int(os.environ.get("TRAIN_THREADS", "2")))
+
+
+def save_checkpoint(path: Path, model, opt, sched, epoch: int, rng: np.random.Generator, history: list) -> None:
+    torch = _torch()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
+                "epoch": epoch, "rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
+                "history": history}, tmp)
+    os.replace(tmp, path)  # never leave a half-written checkpoint behind
+
+
+def load_checkpoint(path: Path, model, opt, sched, rng: np.random.Generator) -> tuple[int, list]:
+    torch = _torch()
+    state = torch.load(path, map_location="cpu", weights_only=False)
+    model.load_state_dict(state["model"])
+    opt.load_state_dict(state["opt"])
+    sched.load_state_dict(state["sched"])
+    rng.bit_generator.state = state["rng"]
+    torch.set_rng_state(state["torch_rng"])
+    return int(state["epoch"]), list(state.get("history", []))
+
+
+def export_onnx(model, example, path: Path, input_name: str, output_names: list[str], dynamic: dict,
+                metadata: dict) -> None:
+    """Export with opset 17 (TorchScript exporter), then write the metadata the run-time reads."""
+    torch = _torch()
+    import onnx
+
+    model.eval()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.onnx")
+    with torch.no_grad():
+        torch.onnx.export(model, example, str(tmp), input_names=[input_name], output_names=output_names,
+                          dynamic_axes=dynamic, opset_version=17, do_constant_folding=True, dynamo=False)
+    proto = onnx.load(str(tmp))
+    for key, value in metadata.items():
+        entry = proto.metadata_props.add()
+        entry.key, entry.value = str(key), str(value)
+    onnx.checker.check_model(proto)
+    onnx.save(proto, str(tmp))
+    os.replace(tmp, path)
+
+
+def log_to(path: Path | None):
+    def log(msg: str) -> None:
+        line = f"{time.strftime('%H:%M:%S')} {msg}"
+        print(line, flush=True)
+        if path:
+            with open(path, "a") as fh:
+                fh.write(line + "\n")
+
+    return log

@@ -1,0 +1,277 @@
+"""Train the top-face detector and export it to ONNX.
+
+    .venv/bin/python -m training.detector --data data/train --val data/val --epochs 20 --seed 0 \
+        --out models/detector.onnx [--resume]
+
+Each epoch shows every training photo once, shrunk to the detector's 448-px input, then
+rescaled (x0.6..1.6), turned by a multiple of 90 degrees, maybe mirrored, cut to a 256-px
+square, and jittered in light, contrast, blur and noise. A checkpoint is written after every
+epoch (runs/detector/last.pt) so that --resume carries on after an interruption. The
+exported model is the last epoch's: the validation set is only reported, never chosen on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from training.common import (
+    DET_LONG_SIDE, DET_STRIDE, Cache, build_cache, build_detector, cache_dir_for, count_params, export_onnx,
+    load_checkpoint, log_to, save_checkpoint, seed_everything, set_threads,
+)
+
+THRESHOLD = 0.3  # heatmap peak threshold used at run time (written into the ONNX metadata)
+
+
+# ---------------------------------------------------------------- augmentation and targets
+
+def _rot90(img: np.ndarray, boxes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Turn the image by k x 90 degrees counter-clockwise and the boxes with it."""
+    for _ in range(k % 4):
+        h, w = img.shape[:2]
+        img = np.ascontiguousarray(np.rot90(img))
+        x0, y0, x1, y1 = boxes[:, 0].copy(), boxes[:, 1].copy(), boxes[:, 2].copy(), boxes[:, 3].copy()
+        boxes = boxes.copy()
+        boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3] = y0, w - x1, y1, w - x0
+    return img, boxes
+
+
+def augment(img: np.ndarray, boxes: np.ndarray, rng: np.random.Generator, crop: int) -> tuple[np.ndarray, np.ndarray]:
+    s = math.exp(rng.uniform(math.log(0.6), math.log(1.6)))
+    h, w = img.shape[:2]
+    img = cv2.resize(img, (max(8, round(w * s)), max(8, round(h * s))),
+                     interpolation=cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR)
+    boxes = boxes.copy()
+    boxes[:, :4] *= s
+    img, boxes = _rot90(img, boxes, int(rng.integers(4)))
+    if rng.random() < 0.5:
+        w = img.shape[1]
+        img = np.ascontiguousarray(img[:, ::-1])
+        boxes[:, [0, 2]] = w - boxes[:, [2, 0]]
+    h, w = img.shape[:2]
+    # a crop x crop window anywhere the image reaches (outside is zero, as the run-time pads)
+    ox = int(rng.integers(min(0, w - crop), max(0, w - crop) + 1))
+    oy = int(rng.integers(min(0, h - crop), max(0, h - crop) + 1))
+    out = np.zeros((crop, crop, 3), np.uint8)
+    sx0, sy0 = max(0, ox), max(0, oy)
+    sx1, sy1 = min(w, ox + crop), min(h, oy + crop)
+    out[sy0 - oy: sy1 - oy, sx0 - ox: sx1 - ox] = img[sy0:sy1, sx0:sx1]
+    boxes[:, [0, 2]] -= ox
+    boxes[:, [1, 3]] -= oy
+    return _photometric(out, rng), boxes
+
+
+def _photometric(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    x = img.astype(np.float32)
+    x = x * rng.uniform(0.6, 1.4) + rng.uniform(-25, 25)
+    x = (x - x.mean()) * rng.uniform(0.7, 1.3) + x.mean()
+    x *= rng.uniform(0.85, 1.15, size=3)[None, None, :]
+    if rng.random() < 0.3:
+        x = cv2.GaussianBlur(x, (0, 0), rng.uniform(0.4, 1.4))
+    if rng.random() < 0.3:
+        x += rng.normal(0, rng.uniform(2, 8), x.shape).astype(np.float32)
+    return np.clip(x, 0, 255).astype(np.uint8)
+
+
+def make_targets(boxes: np.ndarray, size: int) -> tuple[np.ndarray, ...]:
+    """Heatmap (gaussian per centre), regression targets and masks at stride 4.
+
+    Faces mostly cut by the frame (common.VISIBLE_MIN) are neither positives nor negatives:
+    the loss ignores the cells of their box.
+    """
+    out = size // DET_STRIDE
+    heat = np.zeros((out, out), np.float32)
+    ignore = np.ones((out, out), np.float32)
+    reg = np.zeros((4, out, out), np.float32)
+    reg_mask = np.zeros((out, out), np.float32)
+    yy, xx = np.mgrid[0:out, 0:out].astype(np.float32)
+    for x0, y0, x1, y1, trunc in boxes:
+        bw, bh = x1 - x0, y1 - y0
+        if bw < 2 or bh < 2:
+            continue
+        cx, cy = (x0 + x1) / 2 / DET_STRIDE, (y0 + y1) / 2 / DET_STRIDE
+        if trunc > 0.5 or not (0 <= cx < out and 0 <= cy < out):
+            gx0, gy0 = int(max(0, x0 // DET_STRIDE)), int(max(0, y0 // DET_STRIDE))
+            gx1, gy1 = int(min(out, x1 // DET_STRIDE + 1)), int(min(out, y1 // DET_STRIDE + 1))
+            ignore[gy0:gy1, gx0:gx1] = 0
+            continue
+        sigma = max(0.7, (bw + bh) / 2 / DET_STRIDE / 6)
+        ix, iy = int(cx), int(cy)
+        g = np.exp(-((xx - ix) ** 2 + (yy - iy) ** 2) / (2 * sigma ** 2))
+        heat = np.maximum(heat, g)
+        heat[iy, ix] = 1.0
+        reg[:, iy, ix] = (cx - ix, cy - iy, math.log(bw), math.log(bh))
+        reg_mask[iy, ix] = 1.0
+    return heat, ignore, reg, reg_mask
+
+
+def make_batch(cache: Cache, idx: np.ndarray, rng: np.random.Generator, crop: int):
+    imgs, heats, ignores, regs, masks = [], [], [], [], []
+    for i in idx:
+        w, h = cache.det_sizes[i]
+        img, boxes = augment(np.asarray(cache.det_images[i, :h, :w]), cache.det_boxes[i], rng, crop)
+        heat, ignore, reg, mask = make_targets(boxes, crop)
+        imgs.append(img.transpose(2, 0, 1))
+        heats.append(heat)
+        ignores.append(ignore)
+        regs.append(reg)
+        masks.append(mask)
+    return (np.stack(imgs).astype(np.float32), np.stack(heats)[:, None], np.stack(ignores)[:, None],
+            np.stack(regs), np.stack(masks)[:, None])
+
+
+# ---------------------------------------------------------------- loss
+
+def detector_loss(torch, heat_pred, size_pred, heat, ignore, reg, reg_mask):
+    """CenterNet focal loss on the heatmap + L1 on offsets and log sizes at the centres."""
+    p = heat_pred.clamp(1e-4, 1 - 1e-4)
+    pos = (heat >= 1.0).float()
+    n_pos = pos.sum().clamp(min=1.0)
+    pos_loss = -(torch.log(p) * (1 - p) ** 2 * pos).sum()
+    neg_loss = -(torch.log(1 - p) * p ** 2 * (1 - heat) ** 4 * (1 - pos) * ignore).sum()
+    focal = (pos_loss + neg_loss) / n_pos
+    reg_l1 = ((size_pred - reg).abs() * reg_mask).sum() / n_pos
+    return focal + reg_l1, focal.item(), reg_l1.item()
+
+
+# ---------------------------------------------------------------- validation
+
+def _box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    x0 = np.maximum(a[:, None, 0], b[None, :, 0])
+    y0 = np.maximum(a[:, None, 1], b[None, :, 1])
+    x1 = np.minimum(a[:, None, 2], b[None, :, 2])
+    y1 = np.minimum(a[:, None, 3], b[None, :, 3])
+    inter = np.clip(x1 - x0, 0, None) * np.clip(y1 - y0, 0, None)
+    area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
+    area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    return inter / np.maximum(area_a[:, None] + area_b[None, :] - inter, 1e-9)
+
+
+def validate(torch, model, cache: Cache, limit: int = 300) -> dict:
+    """Recall and precision at IoU 0.5 on whole (unaugmented) validation inputs."""
+    from companion.vision.models import peaks_to_detections
+
+    model.eval()
+    tp = fn = fp = 0
+    with torch.no_grad():
+        for i in range(min(limit, len(cache.det_sizes))):
+            w, h = (int(v) for v in cache.det_sizes[i])
+            ph, pw = -(-h // 32) * 32, -(-w // 32) * 32
+            x = np.zeros((1, 3, ph, pw), np.float32)
+            x[0, :, :h, :w] = np.asarray(cache.det_images[i, :h, :w]).transpose(2, 0, 1)
+            heat, size = model(torch.from_numpy(x))
+            dets = peaks_to_detections(heat[0, 0].numpy(), size[0].numpy(), DET_STRIDE, 1.0, THRESHOLD, 24, (w, h))
+            gt = cache.det_boxes[i]
+            pred = np.array([d.box for d in dets], np.float32).reshape(-1, 4)
+            t, f_n, f_p = match_counts(pred, gt)
+            tp, fn, fp = tp + t, fn + f_n, fp + f_p
+    model.train()
+    return {"recall": tp / max(1, tp + fn), "precision": tp / max(1, tp + fp), "tp": tp, "fn": fn, "fp": fp}
+
+
+def match_counts(pred: np.ndarray, gt: np.ndarray, iou_min: float = 0.5) -> tuple[int, int, int]:
+    """Greedy one-to-one matching; predictions on ignored (mostly cut) faces count neither way."""
+    if len(gt) == 0:
+        return 0, 0, len(pred)
+    iou = _box_iou(pred, gt[:, :4]) if len(pred) else np.zeros((0, len(gt)))
+    used_gt: set[int] = set()
+    tp = fp = 0
+    for p in range(len(pred)):
+        order = np.argsort(-iou[p])
+        hit = next((g for g in order if iou[p, g] >= iou_min and g not in used_gt), None)
+        if hit is None:
+            fp += 1
+        else:
+            used_gt.add(int(hit))
+            tp += 0 if gt[hit, 4] > 0.5 else 1
+    fn = sum(1 for g in range(len(gt)) if g not in used_gt and gt[g, 4] < 0.5)
+    return tp, fn, fp
+
+
+# ---------------------------------------------------------------- main
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--val")
+    ap.add_argument("--epochs", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--crop", type=int, default=256)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--out", default="models/detector.onnx")
+    ap.add_argument("--run-dir", default="runs/detector")
+    ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--epoch-steps", type=int, default=0, help="steps per epoch (default: one pass over the data)")
+    ap.add_argument("--max-minutes", type=float, default=0, help="stop (and export) after this long")
+    args = ap.parse_args(argv)
+
+    import torch
+
+    set_threads()
+    seed_everything(args.seed)
+    run_dir = Path(args.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    log = log_to(run_dir / "train.log")
+    train = build_cache(args.data, cache_dir_for(args.data), log)
+    val = build_cache(args.val, cache_dir_for(args.val), log) if args.val else None
+    n = len(train.det_sizes)
+    steps = args.epoch_steps or max(1, n // args.batch)
+    model = build_detector()
+    log(f"detector: {count_params(model)} parameters, {n} training photos, {steps} steps/epoch")
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=args.epochs * steps,
+                                                pct_start=0.1)
+    rng = np.random.default_rng(args.seed)
+    start, history = 0, []
+    ckpt = run_dir / "last.pt"
+    if args.resume and ckpt.is_file():
+        start, history = load_checkpoint(ckpt, model, opt, sched, rng)
+        log(f"resumed after epoch {start}")
+    t_start = time.time()
+    for epoch in range(start, args.epochs):
+        model.train()
+        order = np.concatenate([rng.permutation(n) for _ in range(-(-steps * args.batch // n))])
+        t0, tot, tot_f, tot_r = time.time(), 0.0, 0.0, 0.0
+        for s in range(steps):
+            x, heat, ignore, reg, mask = make_batch(train, order[s * args.batch:(s + 1) * args.batch], rng, args.crop)
+            hp, sp = model(torch.from_numpy(x))
+            loss, f, r = detector_loss(torch, hp, sp, *(torch.from_numpy(a) for a in (heat, ignore, reg, mask)))
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            sched.step()
+            tot, tot_f, tot_r = tot + loss.item(), tot_f + f, tot_r + r
+        row = {"epoch": epoch + 1, "loss": tot / steps, "focal": tot_f / steps, "reg": tot_r / steps,
+               "seconds": round(time.time() - t0, 1)}
+        if val is not None:
+            row.update(validate(torch, model, val))
+        history.append(row)
+        log(" ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
+        save_checkpoint(ckpt, model, opt, sched, epoch + 1, rng, history)
+        if args.max_minutes and (time.time() - t_start) / 60 > args.max_minutes:
+            log(f"stopping after {args.max_minutes} minutes (epoch {epoch + 1} of {args.epochs})")
+            break
+    export(torch, model, Path(args.out), args, history)
+    log(f"wrote {args.out} ({Path(args.out).stat().st_size / 1024:.0f} KB)")
+    return 0
+
+
+def export(torch, model, out: Path, args, history: list) -> None:
+    example = torch.zeros(1, 3, DET_LONG_SIDE * 3 // 4 // 32 * 32, DET_LONG_SIDE)
+    last = history[-1] if history else {}
+    meta = {"input_long_side": DET_LONG_SIDE, "stride": DET_STRIDE, "threshold": THRESHOLD,
+            "seed": args.seed, "epochs": last.get("epoch", 0), "data": args.data,
+            "val_recall": last.get("recall", ""), "val_precision": last.get("precision", "")}
+    export_onnx(model, example, out, "image", ["heat", "size"],
+                {"image": {2: "height", 3: "width"}, "heat": {2: "h4", 3: "w4"}, "size": {2: "h4", 3: "w4"}},
+                meta)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,229 @@
+"""Evaluate the whole reading pipeline (the ONNX models as shipped) on a labelled dataset.
+
+    .venv/bin/python -m training.evaluate --data data/val [--models models] [--json out.json]
+
+Prints, overall and by condition (the `conditions` of labels.jsonl): detection recall and
+precision (IoU >= 0.5), value, colour and full-face accuracy of the detected dice, the share
+of all dice read right (a missed die counts as wrong), the rate of photos with every die right
+(and nothing extra), the die-id accuracy, and a reliability table of the confidences.
+Top faces mostly cut by the frame (truncated, under 75% visible) count neither as misses nor
+as false detections; faces at least 75% visible count like any other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from companion.dice import Face
+from companion.vision.image_io import load_work_image
+from companion.vision.models import load_models
+from companion.vision.pipeline import analyse
+from training.common import LabelledImage, read_dataset
+
+IOU_MIN = 0.5
+
+
+@dataclass
+class Match:
+    """One labelled die and what the pipeline said about it (pred None = missed)."""
+
+    truth: Face
+    truth_die: str | None
+    pred: Face | None = None
+    pred_die: str | None = None
+    confidence: float = 0.0
+    uncertain: bool = False
+    value_logits: np.ndarray | None = None
+    color_logits: np.ndarray | None = None
+
+    @property
+    def right(self) -> bool:
+        return self.pred == self.truth
+
+
+@dataclass
+class ImageResult:
+    image: LabelledImage
+    matches: list[Match] = field(default_factory=list)
+    false_positives: int = 0
+    ms: float = 0.0
+
+    @property
+    def all_right(self) -> bool:
+        return self.false_positives == 0 and all(m.right for m in self.matches)
+
+
+def box_iou(a, b) -> float:
+    x0, y0 = max(a[0], b[0]), max(a[1], b[1])
+    x1, y1 = min(a[2], b[2]), min(a[3], b[3])
+    inter = max(0.0, x1 - x0) * max(0.0, y1 - y0)
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def evaluate_image(image: LabelledImage, models) -> ImageResult:
+    t0 = time.perf_counter()
+    work = load_work_image(image.path)
+    result = analyse(work, models)
+    ms = (time.perf_counter() - t0) * 1000
+    out = ImageResult(image, ms=ms)
+    truths = list(image.dice)
+    taken: set[int] = set()
+    matches: dict[int, Match] = {}
+    order = sorted(range(len(result.dice)), key=lambda i: -result.detections[i].score)
+    for i in order:
+        reading = result.dice[i]
+        ious = [(box_iou(reading.box, t.box), j) for j, t in enumerate(truths) if j not in taken]
+        best = max(ious, default=(0.0, -1))
+        if best[0] < IOU_MIN:
+            out.false_positives += 1
+            continue
+        j = best[1]
+        taken.add(j)
+        if truths[j].ignored:
+            continue  # a face mostly cut by the frame: reading it is neither right nor wrong
+        matches[j] = Match(Face(truths[j].value, truths[j].color), truths[j].die, reading.face, reading.die,
+                           reading.confidence, reading.uncertain, result.value_logits[i], result.color_logits[i])
+    for j, t in enumerate(truths):
+        if not t.ignored:
+            out.matches.append(matches.get(j) or Match(Face(t.value, t.color), t.die))
+    return out
+
+
+def summarise(results: list[ImageResult]) -> dict:
+    ms = [m for r in results for m in r.matches]
+    found = [m for m in ms if m.pred is not None]
+    fp = sum(r.false_positives for r in results)
+    named = [m for m in found if m.pred_die is not None]
+    return {
+        "photos": len(results),
+        "dice": len(ms),
+        "recall": len(found) / max(1, len(ms)),
+        "precision": len(found) / max(1, len(found) + fp),
+        "value_acc": sum(m.pred.value == m.truth.value for m in found) / max(1, len(found)),
+        "color_acc": sum(m.pred.color == m.truth.color for m in found) / max(1, len(found)),
+        "face_acc": sum(m.right for m in found) / max(1, len(found)),
+        "dice_right": sum(m.right for m in ms) / max(1, len(ms)),
+        "photos_all_right": sum(r.all_right for r in results) / max(1, len(results)),
+        "die_named": len(named) / max(1, len(found)),
+        "die_id_acc": sum(m.pred_die == m.truth_die for m in named) / max(1, len(named)),
+        "flagged": sum(m.uncertain for m in found) / max(1, len(found)),
+        "acc_unflagged": sum(m.right for m in found if not m.uncertain) / max(1, sum(not m.uncertain for m in found)),
+    }
+
+
+def reliability(results: list[ImageResult], edges=(0.0, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99, 1.0001)) -> list[dict]:
+    found = [m for r in results for m in r.matches if m.pred is not None]
+    rows = []
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        inside = [m for m in found if lo <= m.confidence < hi]
+        if inside:
+            rows.append({"bin": f"{lo:.2f}-{min(hi, 1.0):.2f}", "n": len(inside),
+                         "mean_conf": float(np.mean([m.confidence for m in inside])),
+                         "accuracy": sum(m.right for m in inside) / len(inside)})
+    return rows
+
+
+def expected_calibration_error(results: list[ImageResult]) -> float:
+    found = [m for r in results for m in r.matches if m.pred is not None]
+    if not found:
+        return 0.0
+    bins = defaultdict(list)
+    for m in found:
+        bins[min(9, int(m.confidence * 10))].append(m)
+    return sum(abs(np.mean([m.confidence for m in b]) - np.mean([m.right for m in b])) * len(b)
+               for b in bins.values()) / len(found)
+
+
+def condition_groups(results: list[ImageResult], max_levels: int = 12) -> dict[str, dict[str, list[ImageResult]]]:
+    """Group photos by each condition: categories as they are, numbers in three equal-count bins."""
+    keys = sorted({k for r in results for k in r.image.conditions})
+    groups: dict[str, dict[str, list[ImageResult]]] = {}
+    for key in keys:
+        vals = [(r, r.image.conditions.get(key)) for r in results]
+        numeric = [v for _, v in vals if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        levels: dict[str, list[ImageResult]] = defaultdict(list)
+        if numeric and len(set(numeric)) > max_levels:
+            cuts = np.quantile(numeric, [1 / 3, 2 / 3])
+            for r, v in vals:
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    band = 0 if v < cuts[0] else 1 if v < cuts[1] else 2
+                    lo = [min(numeric), cuts[0], cuts[1]][band]
+                    hi = [cuts[0], cuts[1], max(numeric)][band]
+                    levels[f"{lo:.3g}..{hi:.3g}"].append(r)
+        else:
+            for r, v in vals:
+                if isinstance(v, (dict, list)):
+                    v = json.dumps(v, sort_keys=True)
+                levels[str(v)].append(r)
+            if len(levels) > max_levels:
+                continue  # free text with many values (e.g. a seed): no useful breakdown
+        if len(levels) > 1:
+            groups[key] = dict(sorted(levels.items()))
+    return groups
+
+
+def _fmt(summary: dict) -> str:
+    return (f"{summary['photos']:6d} {summary['dice']:6d}  rec {summary['recall']:.4f}  prec {summary['precision']:.4f}  "
+            f"val {summary['value_acc']:.4f}  col {summary['color_acc']:.4f}  face {summary['face_acc']:.4f}  "
+            f"right {summary['dice_right']:.4f}  photos {summary['photos_all_right']:.4f}")
+
+
+def report(results: list[ImageResult], out=print) -> dict:
+    overall = summarise(results)
+    out(f"overall         photos   dice")
+    out(f"  {'all':<14}{_fmt(overall)}")
+    out(f"  die id named for {overall['die_named']:.1%} of found dice, right {overall['die_id_acc']:.4f}; "
+        f"flagged uncertain {overall['flagged']:.1%}, accuracy of the unflagged {overall['acc_unflagged']:.4f}")
+    by_condition = {}
+    for key, levels in condition_groups(results).items():
+        out(f"by {key}")
+        by_condition[key] = {}
+        for level, rs in levels.items():
+            s = summarise(rs)
+            by_condition[key][level] = s
+            out(f"  {level[:14]:<14}{_fmt(s)}")
+    rel = reliability(results)
+    ece = expected_calibration_error(results)
+    out(f"reliability (confidence of the decoded face vs accuracy), ECE {ece:.4f}")
+    for row in rel:
+        out(f"  {row['bin']:<11} n={row['n']:<6d} conf {row['mean_conf']:.3f}  acc {row['accuracy']:.3f}")
+    wrong = [(r.image.path.name, m) for r in results for m in r.matches if not m.right]
+    if wrong:
+        out(f"first misreadings ({len(wrong)} in all):")
+        for name, m in wrong[:15]:
+            said = m.pred.token if m.pred else "missed"
+            out(f"  {name}: {m.truth.token} read as {said} (confidence {m.confidence:.2f})")
+    ms = [r.ms for r in results]
+    out(f"time per photo (this dataset's size, incl. decode): median {np.median(ms):.1f} ms")
+    return {"overall": overall, "by_condition": by_condition, "reliability": rel, "ece": ece}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", required=True, help="a dataset folder (labels.jsonl + images)")
+    ap.add_argument("--models", help="models folder (default: the repo's models/)")
+    ap.add_argument("--limit", type=int, default=0, help="only the first N photos")
+    ap.add_argument("--json", help="also write the figures to this JSON file")
+    args = ap.parse_args(argv)
+    models = load_models(Path(args.models) if args.models else None)
+    images = read_dataset(args.data)
+    if args.limit:
+        images = images[: args.limit]
+    results = [evaluate_image(im, models) for im in images]
+    print(f"dataset {args.data}: {len(images)} photos")
+    figures = report(results)
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,170 @@
+"""Train the face reader (value 1..10/W and ink colour from a crop) and export it to ONNX.
+
+    .venv/bin/python -m training.reader --data data/train --val data/val --epochs 12 --seed 0 \
+        --out models/reader.onnx [--resume]
+
+Crops come from the labelled top faces of the training photos, cut from the same working
+image the run-time uses, wider than needed (training/common.py: PRECROP_CONTEXT) so that each
+batch can be turned by any angle (0..360), rescaled by 0.8..1.25 and shifted by up to 10% of
+the face - the errors a detector box makes - then jittered in light, white balance, blur and
+noise. Checkpoints every epoch (runs/reader/last.pt); --resume carries on. The exported model
+is the last epoch's; the validation set is only reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+
+from companion.vision.crops import READER_CONTEXT, READER_SIZE
+from training.common import (
+    PRECROP_CONTEXT, Cache, build_cache, build_reader, cache_dir_for, count_params, export_onnx, load_checkpoint,
+    log_to, save_checkpoint, seed_everything, set_threads,
+)
+
+
+def random_views(torch, pre: "torch.Tensor", gen: "torch.Generator", jitter: bool = True):
+    """Cut READER_SIZE crops out of the pre-crops: the run-time crop, turned, rescaled, shifted."""
+    F = torch.nn.functional
+    b = pre.shape[0]
+    base = READER_CONTEXT / PRECROP_CONTEXT  # the run-time crop's half-extent in pre-crop units
+    if jitter:
+        angle = torch.rand(b, generator=gen) * 2 * math.pi
+        scale = torch.exp(torch.empty(b).uniform_(math.log(0.8), math.log(1.25), generator=gen))
+        aspect = torch.exp(torch.empty(b).uniform_(-0.08, 0.08, generator=gen))
+        shift = (torch.rand(b, 2, generator=gen) * 2 - 1) * 0.10 * 2 / PRECROP_CONTEXT
+    else:
+        angle, scale, aspect, shift = torch.zeros(b), torch.ones(b), torch.ones(b), torch.zeros(b, 2)
+    a = base * scale
+    cos, sin = torch.cos(angle), torch.sin(angle)
+    theta = torch.stack([
+        torch.stack([a * aspect * cos, -a / aspect * sin, shift[:, 0]], 1),
+        torch.stack([a * aspect * sin, a / aspect * cos, shift[:, 1]], 1),
+    ], 1)
+    grid = F.affine_grid(theta, (b, 3, READER_SIZE, READER_SIZE), align_corners=False)
+    return F.grid_sample(pre, grid, mode="bilinear", padding_mode="border", align_corners=False)
+
+
+def photometric(torch, x: "torch.Tensor", gen: "torch.Generator") -> "torch.Tensor":
+    """Light, contrast, white balance (mild: orange must stay orange), blur and noise."""
+    F = torch.nn.functional
+    b = x.shape[0]
+    u = lambda lo, hi, *shape: torch.empty(b, *shape).uniform_(lo, hi, generator=gen)  # noqa: E731
+    x = x * u(0.55, 1.4, 1, 1, 1) + u(-25, 25, 1, 1, 1)
+    mean = x.mean(dim=(1, 2, 3), keepdim=True)
+    x = (x - mean) * u(0.65, 1.3, 1, 1, 1) + mean
+    x = x * u(0.88, 1.12, 3, 1, 1)
+    gamma = u(0.75, 1.35, 1, 1, 1)
+    x = 255.0 * (x.clamp(0, 255) / 255.0) ** gamma
+    blur = torch.rand(b, generator=gen) < 0.35
+    if blur.any():
+        sigma = float(torch.empty(1).uniform_(0.5, 1.3, generator=gen))
+        k = torch.arange(-2, 3, dtype=torch.float32)
+        g = torch.exp(-k ** 2 / (2 * sigma ** 2))
+        g = (g / g.sum())
+        kern = (g[:, None] * g[None, :]).expand(3, 1, 5, 5)
+        x[blur] = F.conv2d(F.pad(x[blur], (2, 2, 2, 2), mode="replicate"), kern, groups=3)
+    noisy = (torch.rand(b, generator=gen) < 0.35).float()[:, None, None, None]
+    x = x + noisy * torch.randn(x.shape, generator=gen) * u(2, 9, 1, 1, 1)
+    return x.clamp(0, 255)
+
+
+def evaluate_crops(torch, model, cache: Cache, batch: int = 512) -> dict:
+    """Accuracy on the labelled faces as the run-time would crop them from a perfect box."""
+    model.eval()
+    right_v = right_c = right_both = 0
+    n = len(cache.crop_value)
+    with torch.no_grad():
+        for s in range(0, n, batch):
+            pre = torch.from_numpy(np.array(cache.crops[s:s + batch])).permute(0, 3, 1, 2).float()
+            x = random_views(torch, pre, None, jitter=False)
+            v, c = model(x)
+            pv, pc = v.argmax(1).numpy(), c.argmax(1).numpy()
+            tv, tc = cache.crop_value[s:s + batch], cache.crop_color[s:s + batch]
+            right_v += int((pv == tv).sum())
+            right_c += int((pc == tc).sum())
+            right_both += int(((pv == tv) & (pc == tc)).sum())
+    model.train()
+    return {"value_acc": right_v / max(1, n), "color_acc": right_c / max(1, n), "face_acc": right_both / max(1, n)}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--val")
+    ap.add_argument("--epochs", type=int, default=12)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--out", default="models/reader.onnx")
+    ap.add_argument("--run-dir", default="runs/reader")
+    ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--epoch-steps", type=int, default=0, help="steps per epoch (default: one pass over the data)")
+    ap.add_argument("--max-minutes", type=float, default=0, help="stop (and export) after this long")
+    args = ap.parse_args(argv)
+
+    import torch
+
+    set_threads()
+    seed_everything(args.seed)
+    run_dir = Path(args.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    log = log_to(run_dir / "train.log")
+    train = build_cache(args.data, cache_dir_for(args.data), log)
+    val = build_cache(args.val, cache_dir_for(args.val), log) if args.val else None
+    n = len(train.crop_value)
+    steps = args.epoch_steps or max(1, n // args.batch)
+    model = build_reader()
+    log(f"reader: {count_params(model)} parameters, {n} training faces, {steps} steps/epoch")
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=5e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=args.epochs * steps,
+                                                pct_start=0.15)
+    rng = np.random.default_rng(args.seed)
+    gen = torch.Generator().manual_seed(args.seed)
+    start, history = 0, []
+    ckpt = run_dir / "last.pt"
+    if args.resume and ckpt.is_file():
+        start, history = load_checkpoint(ckpt, model, opt, sched, rng)
+        gen.manual_seed(args.seed + 1000 * start)  # a fresh but reproducible stream after resuming
+        log(f"resumed after epoch {start}")
+    ce = torch.nn.CrossEntropyLoss()
+    t_start = time.time()
+    for epoch in range(start, args.epochs):
+        model.train()
+        order = np.concatenate([rng.permutation(n) for _ in range(-(-steps * args.batch // n))])
+        t0, tot = time.time(), 0.0
+        for s in range(steps):
+            idx = np.sort(order[s * args.batch:(s + 1) * args.batch])  # sorted: friendlier to the memmap
+            pre = torch.from_numpy(np.array(train.crops[idx])).permute(0, 3, 1, 2).float()
+            x = photometric(torch, random_views(torch, pre, gen), gen)
+            v, c = model(x)
+            loss = ce(v, torch.from_numpy(train.crop_value[idx])) + ce(c, torch.from_numpy(train.crop_color[idx]))
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            sched.step()
+            tot += loss.item()
+        row = {"epoch": epoch + 1, "loss": tot / steps, "seconds": round(time.time() - t0, 1)}
+        if val is not None:
+            row.update(evaluate_crops(torch, model, val))
+        history.append(row)
+        log(" ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
+        save_checkpoint(ckpt, model, opt, sched, epoch + 1, rng, history)
+        if args.max_minutes and (time.time() - t_start) / 60 > args.max_minutes:
+            log(f"stopping after {args.max_minutes} minutes (epoch {epoch + 1} of {args.epochs})")
+            break
+    last = history[-1] if history else {}
+    meta = {"input_size": READER_SIZE, "context": READER_CONTEXT, "seed": args.seed,
+            "epochs": last.get("epoch", 0), "data": args.data, "val_face_acc": last.get("face_acc", "")}
+    export_onnx(model, torch.zeros(4, 3, READER_SIZE, READER_SIZE), Path(args.out), "crops", ["value", "color"],
+                {"crops": {0: "n"}, "value": {0: "n"}, "color": {0: "n"}}, meta)
+    log(f"wrote {args.out} ({Path(args.out).stat().st_size / 1024:.0f} KB)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
