@@ -20,14 +20,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from companion.dice import COLORS, Color
+from companion.dice import COLORS
 from companion.rules.phases import phase as phase_of
 
 COLOR_GROUP_SIZE = 7
 # Non-colour key: counts[0] = wilds, counts[v] = natural dice showing v (v = 1..10).
 CountsKey = tuple[int, ...]
-# Colour key: per colour in COLORS order, (its natural values sorted high to low, its wilds).
-ColorKey = tuple[tuple[tuple[int, ...], int], ...]
+# Colour key: the sorted codes 16 * (place of the colour in COLORS) + value (0 for a wild).
+ColorKey = tuple[int, ...]
+_COLOR_CODE = {color: 16 * i for i, color in enumerate(COLORS)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,13 +161,21 @@ def _set_and_run(counts: CountsKey, a: int, k: int, strict: bool) -> Plan | None
 
 
 def _color(key: ColorKey, strict: bool) -> Plan | None:
+    values: list[list[int]] = [[] for _ in COLORS]
+    wilds = [0] * len(COLORS)
+    for code in key:
+        place, value = divmod(code, 16)
+        if value:
+            values[place].append(value)
+        else:
+            wilds[place] += 1
     best: Plan | None = None
-    for color, (values, wilds) in zip(COLORS, key):
-        naturals = min(len(values), COLOR_GROUP_SIZE)
+    for place, color in enumerate(COLORS):
+        naturals = min(len(values[place]), COLOR_GROUP_SIZE)
         missing = COLOR_GROUP_SIZE - naturals
-        if missing > wilds or (strict and naturals == 0):
+        if missing > wilds[place] or (strict and naturals == 0):
             continue
-        score = sum(values[:naturals])
+        score = sum(sorted(values[place], reverse=True)[:naturals])
         if best is None or (score, -missing) > (best.score, -best.wilds):
             best = Plan(score, missing, (color,))
     return best
@@ -180,11 +189,4 @@ def counts_key(values: list[int | None]) -> CountsKey:
 
 
 def color_key(faces) -> ColorKey:
-    by_color: dict[Color, list[int]] = {c: [] for c in COLORS}
-    wilds: dict[Color, int] = {c: 0 for c in COLORS}
-    for f in faces:
-        if f.value is None:
-            wilds[f.color] += 1
-        else:
-            by_color[f.color].append(f.value)
-    return tuple((tuple(sorted(by_color[c], reverse=True)), wilds[c]) for c in COLORS)
+    return tuple(sorted([_COLOR_CODE[f.color] + (f.value or 0) for f in faces]))
