@@ -369,7 +369,19 @@ def make_server(app: Flask, host: str, port: int, threads: int = 32):
                          channel_timeout=300)
 
 
-def shutdown(app: Flask, server) -> None:
-    """End the live streams first so their threads return, then close the sockets."""
+def shutdown(app: Flask, server, loop_thread: threading.Thread | None = None) -> None:
+    """End the live streams first, let the worker threads finish, then close every socket.
+
+    In this order no worker writes to a closed socket. When `server.run()` is still looping in
+    `loop_thread`, the sockets are closed from inside that loop (a trigger callback), so it
+    never polls a closed descriptor; its map empties and `run()` returns.
+    """
+    from waitress import wasyncore
+
     app.extensions["companion"]["events"].close()
-    server.close()
+    server.task_dispatcher.shutdown(cancel_pending=True, timeout=5)
+    if loop_thread is not None and loop_thread.is_alive():
+        server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
+        loop_thread.join(timeout=5)
+    if server._map:
+        wasyncore.close_all(server._map)

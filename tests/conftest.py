@@ -48,8 +48,8 @@ class LiveServer:
     def __exit__(self, *exc) -> None:
         from companion.server import shutdown
 
-        shutdown(self.app, self.server)
-        self.thread.join(timeout=5)
+        shutdown(self.app, self.server, self.thread)
+        assert not self.thread.is_alive(), "the server thread did not stop"
 
 
 @pytest.fixture

@@ -1,0 +1,130 @@
+"""Write docs/screenshots/*.png: the scorepad's main screens at phone (390x844) and desktop (1280x800) size.
+
+    .venv/bin/python docs/make_screenshots.py
+
+Serves a throw-away database on 127.0.0.1, plays a few attempts through the API, and drives
+Debian's Chromium headless. The photo screen is included only when the vision models and
+sample_images/ exist.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import threading
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+OUT = REPO / "docs" / "screenshots"
+SIZES = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+
+# Attempts to play before the turn screen is shown: (dice) in turn order Ann, Bob, Cy, ...
+OPENING = [
+    ["7b", "7r", "7g", "3o", "3r", "Wb"],      # Ann makes Phase 1
+    ["1r", "2o", "3g", "4b", "5r", "6o"],      # Bob misses
+    ["9o", "9r", "9b", "10g", "10r", "10o"],   # Cy makes Phase 1
+    ["4r", "4o", "Wg", "5b", "6o", "7g", "8r"],  # Ann makes Phase 2
+    ["8b", "8o", "8r", "5r", "5b", "Wg"],      # Bob makes Phase 1
+]
+SOLITAIRE_MADE = [  # one roll of the real set (4 low + 6 high dice) that makes each phase in turn
+    ["10g", "10r", "10o", "9r", "9r", "9g"],
+    ["10g", "10r", "10o", "7o", "8o", "9g", "Wr"],
+    ["10g", "10r", "10o", "10b", "9r", "8r", "Wr", "Wb"],
+    ["10g", "9b", "8b", "7o", "6b", "5b", "4g"],
+    ["10g", "9b", "8b", "7o", "6b", "5b", "4g", "3g"],
+    ["10g", "9b", "8b", "7o", "6b", "5b", "4g", "3g", "2r"],
+    ["10g", "10r", "10o", "10b", "9r", "9g", "Wr", "Wb"],
+    ["5r", "10r", "7r", "9r", "9r", "8r", "4r"],
+    ["10g", "10r", "10o", "10b", "10g", "9g", "Wr"],
+    ["10g", "10r", "10o", "10b", "10g", "9g", "Wr", "Wb"],
+]
+TURN_DICE = ["6o", "6b", "Wr", "1g", "2b", "3g", "Wg", "9b", "10r", "4r"]  # Cy, Phase 2
+
+
+def post(base: str, path: str, body: dict) -> dict:
+    request = urllib.request.Request(base + path, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def play(base: str, players: list[str], opening: list[list[str]], mode: str = "standard") -> dict:
+    game = post(base, "/api/games", {"players": players, "mode": mode})
+    for dice in opening:
+        game = post(base, f"/api/games/{game['id']}/attempts",
+                    {"player": game["next"], "seq": game["seq"], "dice": dice})["game"]
+    return game
+
+
+def add_dice(page, tokens: list[str]) -> None:
+    colours = {"r": "red", "o": "orange", "g": "green", "b": "blue"}
+    for token in tokens:
+        page.click("#add-die")
+        page.click(f"#picker .pick-value[data-value='{token[:-1]}']")
+        page.click(f"#picker .pick-colour[data-colour='{colours[token[-1]]}']")
+        page.click("#picker [data-act=ok]")
+
+
+def main() -> int:
+    sys.path.insert(0, str(REPO))
+    from playwright.sync_api import sync_playwright
+
+    from companion.server import create_app, make_server, shutdown
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        app = create_app(Path(tmp) / "screens.sqlite3")
+        server = make_server(app, "127.0.0.1", 0, threads=8)
+        base = f"http://127.0.0.1:{server.effective_port}"
+        loop = threading.Thread(target=server.run, daemon=True)
+        loop.start()
+        try:
+            # Solitaire: two misses (-5 each), then every phase made.
+            misses = [["1r", "2o", "5g", "9b", "10r", "7o"]] * 2
+            solo = play(base, ["Robin"], misses + SOLITAIRE_MADE, mode="solitaire")
+            game = play(base, ["Ann", "Bob", "Cy"], OPENING)
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+                for size_name, viewport in SIZES.items():
+                    page = browser.new_page(viewport=viewport, device_scale_factor=1)
+                    shoot(page, base, game, solo, size_name)
+                    page.close()
+                browser.close()
+        finally:
+            shutdown(app, server, loop)
+    for path in sorted(OUT.glob("*.png")):
+        print(f"{path.relative_to(REPO)}  {path.stat().st_size // 1024} KiB")
+    return 0
+
+
+def shoot(page, base: str, game: dict, solo: dict, size: str) -> None:
+    page.goto(base + "/")
+    page.wait_for_selector(".game-row")
+    page.fill("#players li:nth-child(1) input", "Ann")
+    page.fill("#players li:nth-child(2) input", "Bob")
+    page.screenshot(path=OUT / f"{size}-home.png")
+
+    page.goto(f"{base}/#/game/{game['id']}")
+    page.wait_for_selector("#current-player")
+    add_dice(page, TURN_DICE)
+    page.wait_for_selector("#verdict")
+    page.click("#dice .chip[data-index='9']")  # the picker, correcting the last die
+    page.wait_for_selector("#picker[open]")
+    page.screenshot(path=OUT / f"{size}-picker.png")
+    page.click("#picker [data-act=cancel]")
+    page.screenshot(path=OUT / f"{size}-turn.png")
+    if size == "phone":
+        page.locator(".pad").scroll_into_view_if_needed()
+        page.locator(".pad").screenshot(path=OUT / f"{size}-scorepad.png")
+
+    page.goto(f"{base}/#/game/{solo['id']}")
+    page.wait_for_selector(".banner.over")
+    page.screenshot(path=OUT / f"{size}-solitaire-over.png", full_page=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
