@@ -92,6 +92,6 @@ def models_ready() -> bool:
 
 
 def sample_photos() -> list[Path]:
-    """The sample photos with their labels (sample_images/, made by the data generator)."""
+    """The sample photos (sample_images/, made by the data generator), in name order."""
     folder = REPO / "sample_images"
-    return sorted(p for p in folder.glob("images/*") if p.suffix.lower() in {".jpg", ".jpeg", ".png", ".webp"})
+    return sorted(p for p in folder.rglob("*") if p.suffix.lower() in {".jpg", ".jpeg", ".png", ".webp"})
