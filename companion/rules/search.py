@@ -72,36 +72,40 @@ def _set_candidates(counts: CountsKey, strict: bool) -> list[int]:
     return present
 
 
+def _rank(score: int, used_wilds: int, first: int) -> int:
+    """(score, -wilds, first-group score) packed into one int: scores stay below 256."""
+    return (score << 16) | ((255 - used_wilds) << 8) | first
+
+
 def _two_sets(counts: CountsKey, a: int, b: int, strict: bool) -> Plan | None:
     wilds = counts[0]
-    best: Plan | None = None
-    best_rank = (-1, 0, 0)
-    candidates = _set_candidates(counts, strict)
-    for v1 in candidates:
-        c1 = counts[v1]
-        for v2 in candidates:
+    best_rank, best_targets = -1, None
+    candidates = [(v, counts[v]) for v in _set_candidates(counts, strict)]
+    for v1, c1 in candidates:
+        n1 = c1 if c1 < a else a
+        if a - n1 > wilds:
+            continue  # this number cannot even make the first set
+        for v2, c2 in candidates:
             if v1 != v2:
-                n1 = c1 if c1 < a else a
-                c2 = counts[v2]
+                first = n1
                 n2 = c2 if c2 < b else b
             else:
                 # One number for both sets: the first takes what it can, the second the rest,
                 # keeping one natural back for the second under the house rule.
                 total = c1 if c1 < a + b else a + b
-                n1 = total if total < a else a
-                n2 = total - n1
-                if strict and n2 == 0 and n1 > 1:
-                    n1, n2 = n1 - 1, 1
-            if strict and (n1 == 0 or n2 == 0):
+                first = n1
+                n2 = total - first
+                if strict and n2 == 0 and first > 1:
+                    first, n2 = first - 1, 1
+            if strict and (first == 0 or n2 == 0):
                 continue
-            used_wilds = a + b - n1 - n2
+            used_wilds = a + b - first - n2
             if used_wilds > wilds:
                 continue
-            rank = (v1 * n1 + v2 * n2, -used_wilds, v1 * n1)
+            rank = _rank(v1 * first + v2 * n2, used_wilds, v1 * first)
             if rank > best_rank:
-                best_rank = rank
-                best = Plan(rank[0], used_wilds, (v1, v2))
-    return best
+                best_rank, best_targets = rank, (v1, v2)
+    return None if best_targets is None else Plan(best_rank >> 16, 255 - ((best_rank >> 8) & 255), best_targets)
 
 
 def _windows(counts: CountsKey, size: int) -> list[tuple[int, int, int]]:
@@ -131,33 +135,33 @@ def _run(counts: CountsKey, size: int, strict: bool) -> Plan | None:
 
 def _set_and_run(counts: CountsKey, a: int, k: int, strict: bool) -> Plan | None:
     wilds = counts[0]
-    best: Plan | None = None
-    best_rank = (-1, 0, 0)
+    best_rank, best_targets = -1, None
     windows = _windows(counts, k)
     for v in _set_candidates(counts, strict):
         cv = counts[v]
+        full = cv if cv < a else a
+        if a - full > wilds:
+            continue  # this number cannot even make the set
         for start, total, present in windows:
-            if start <= v < start + k and cv:
+            set_n = full
+            if cv and start <= v < start + k:
                 # The run wants one v too: the set takes up to `a`, the run one more.
-                others_sum, others = total - v, present - 1
-                set_n = cv if cv < a else a
+                others = present - 1
                 run_n = others + (1 if cv > set_n else 0)
                 if strict and run_n == 0 and set_n > 1:
                     set_n, run_n = set_n - 1, 1
-                run_sum = others_sum + v * (run_n - others)
+                run_sum = total - v + v * (run_n - others)
             else:
-                set_n = cv if cv < a else a
                 run_n, run_sum = present, total
             if strict and (set_n == 0 or run_n == 0):
                 continue
             used_wilds = a + k - set_n - run_n
             if used_wilds > wilds:
                 continue
-            rank = (v * set_n + run_sum, -used_wilds, v * set_n)
+            rank = _rank(v * set_n + run_sum, used_wilds, v * set_n)
             if rank > best_rank:
-                best_rank = rank
-                best = Plan(rank[0], used_wilds, (v, start))
-    return best
+                best_rank, best_targets = rank, (v, start)
+    return None if best_targets is None else Plan(best_rank >> 16, 255 - ((best_rank >> 8) & 255), best_targets)
 
 
 def _color(key: ColorKey, strict: bool) -> Plan | None:
