@@ -415,7 +415,7 @@ function layout() {
         <p class="busy" id="busy" role="status" hidden></p>
         <p class="error" id="turn-error" role="alert" hidden></p>
         <figure class="photo" id="photo" hidden>
-          <div class="photo-wrap"><img id="photo-img" alt="The dice photo"><svg id="overlay" preserveAspectRatio="none" aria-label="Dice found"></svg></div>
+          <div class="photo-wrap"><img id="photo-img" alt="The dice photo"><svg id="overlay" preserveAspectRatio="xMidYMid meet" aria-label="Dice found"></svg></div>
           <figcaption class="muted" id="photo-note"></figcaption>
         </figure>
         <h2 class="sub">Dice <span class="muted">(tap one to correct it)</span></h2>
