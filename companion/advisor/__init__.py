@@ -4,6 +4,6 @@
     advise(1, dice, rolls_left=2).to_json()
 """
 
-from companion.advisor.advice import Advice, KeepOption, advise
+from companion.advisor.advice import Advice, KeepOption, advise, advise_keep
 
-__all__ = ["Advice", "KeepOption", "advise"]
+__all__ = ["Advice", "KeepOption", "advise", "advise_keep"]

@@ -9,10 +9,9 @@ from typing import Sequence
 import numpy as np
 
 from companion.advisor.assignment import assignments
+from companion.advisor.colour_model import NCOL, ColourClasses, SingleColour, class_completion, group_size, single_colour
 from companion.advisor.colour_model import PHASE as COLOUR_PHASE
-from companion.advisor.colour_model import ColourTables, LastRollTables, build_colour_tables, last_roll_tables
-from companion.advisor.colour_model import colour_rewards, colour_groups, NCOL
-from companion.advisor.product_dp import TIE, Group, solve
+from companion.advisor.product_dp import TIE, Solution
 from companion.advisor.value_model import ValueTables, build_value_tables
 from companion.dice import COLORS, DiceError, DiceSet, DieToken, Face, standard_set
 from companion.rules.evaluation import HouseRules
@@ -32,9 +31,16 @@ class KeepOption:
     keep: tuple[int, ...]
     p_complete: float
     expected_score: float
+    # Phase 8 with two rolls left, when the keep leaves several colours able to reach 7:
+    # expected_score is that of going for the best single colour, and this bounds the best
+    # play's expected score from above. None when expected_score is exact.
+    expected_score_upper: float | None = None
 
     def to_json(self) -> dict:
-        return {"keep": list(self.keep), "p_complete": self.p_complete, "expected_score": self.expected_score}
+        out = {"keep": list(self.keep), "p_complete": self.p_complete, "expected_score": self.expected_score}
+        if self.expected_score_upper is not None:
+            out["expected_score_upper"] = self.expected_score_upper
+        return out
 
 
 @dataclass(frozen=True)
@@ -55,6 +61,7 @@ class _Values:
 
     complete_first: tuple[np.ndarray, np.ndarray]  # (p_complete, expected score)
     score_first: tuple[np.ndarray, np.ndarray]  # (expected score, p_complete)
+    score_upper: np.ndarray | None = None  # Phase 8, 2 rolls left: an upper bound on the score
 
 
 def advise(
@@ -65,16 +72,61 @@ def advise(
     dice_set: DiceSet | None = None,
 ) -> Advice:
     """Advice for the 10 dice showing with `rolls_left` (0, 1 or 2) rolls to come."""
+    values, keep_all = _figures(phase, dice, rolls_left, rules, dice_set)
+    if values is None:
+        return Advice(phase, 0, keep_all, keep_all, keep_all)
+    best = _choose(*values.complete_first)
+    best_s = _choose(*values.score_first)
+    return Advice(
+        phase,
+        rolls_left,
+        _option(values, best, score_first=False),
+        _option(values, best_s, score_first=True),
+        keep_all,
+    )
+
+
+def _option(values: _Values, mask: int, score_first: bool) -> KeepOption:
+    pair = values.score_first[::-1] if score_first else values.complete_first
+    p, s = _floats(pair, mask)
+    upper = None
+    if values.score_upper is not None and values.score_upper[mask] > s + 1e-9:
+        upper = float(values.score_upper[mask])
+    return KeepOption(_indices(mask), p, s, upper)
+
+
+def advise_keep(
+    phase: int,
+    dice: Sequence[DieToken | Face],
+    keep: Sequence[int],
+    rolls_left: int,
+    rules: HouseRules = _DEFAULT_RULES,
+    dice_set: DiceSet | None = None,
+) -> tuple[KeepOption, KeepOption]:
+    """The figures of one keep (indices into `dice`), played on for the best chance and for
+    the best score: (chance-first plan, score-first plan). Keeping every die ends the turn."""
+    n = len(dice)
+    if any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < n for i in keep):
+        raise ValueError(f"keep indices must be whole numbers 0..{n - 1}, got {list(keep)!r}")
+    mask = sum(1 << i for i in set(keep))
+    values, keep_all = _figures(phase, dice, rolls_left, rules, dice_set)
+    if values is None:
+        return keep_all, keep_all
+    return _option(values, mask, score_first=False), _option(values, mask, score_first=True)
+
+
+def _figures(
+    phase: int, dice: Sequence[DieToken | Face], rolls_left: int, rules: HouseRules, dice_set: DiceSet | None
+) -> tuple[_Values | None, KeepOption]:
+    """Every keep mask's figures (None when no roll is left) and the stop-now option."""
     dice_set = dice_set or standard_set()
     tokens = _tokens(dice, dice_set)
     _check(phase, rolls_left)
     readings = assignments(tokens, dice_set)  # raises when the faces cannot all be showing
-    faces = [t.face for t in tokens]
-    final = best_score(phase, faces, rules)
-    everything = tuple(range(len(tokens)))
-    keep_all = KeepOption(everything, 1.0 if final is not None else 0.0, float(final or 0))
+    final = best_score(phase, [t.face for t in tokens], rules)
+    keep_all = KeepOption(tuple(range(len(tokens))), 1.0 if final is not None else 0.0, float(final or 0))
     if rolls_left == 0:
-        return Advice(phase, 0, keep_all, keep_all, keep_all)
+        return None, keep_all
     if phase == COLOUR_PHASE:
         values = _colour_values(tokens, readings, rolls_left, rules, dice_set)
     else:
@@ -83,15 +135,9 @@ def advise(
     # Keeping everything ends the turn: its figures are the dice as they stand.
     for a, b in (values.complete_first, values.score_first[::-1]):
         a[full], b[full] = keep_all.p_complete, keep_all.expected_score
-    best = _choose(*values.complete_first)
-    best_s = _choose(*values.score_first)
-    return Advice(
-        phase,
-        rolls_left,
-        KeepOption(_indices(best), *_floats(values.complete_first, best)),
-        KeepOption(_indices(best_s), *_floats(values.score_first[::-1], best_s)),
-        keep_all,
-    )
+    if values.score_upper is not None:
+        values.score_upper[full] = keep_all.expected_score
+    return values, keep_all
 
 
 def _tokens(dice: Sequence[DieToken | Face], dice_set: DiceSet) -> list[DieToken]:
@@ -114,19 +160,18 @@ def _indices(mask: int) -> tuple[int, ...]:
 
 
 def _floats(pair: tuple[np.ndarray, np.ndarray], mask: int) -> tuple[float, float]:
-    return float(pair[0][mask]), float(pair[1][mask])
+    """(first, second) of a plan; sums of probabilities may land a hair outside [0, 1]."""
+    return min(max(float(pair[0][mask]), 0.0), 1.0), float(pair[1][mask])
 
 
 def _choose(primary: np.ndarray, secondary: np.ndarray) -> int:
-    """The best mask: highest primary, then secondary; on a tie the plan keeping more dice
-    (fewer to pick up, and a die that cannot matter stays put), then the lowest indices."""
-    masks = sorted(range(len(primary)), key=lambda m: (-bin(m).count("1"), _indices(m)))
-    best = masks[0]
-    for m in masks[1:]:
-        p, s, bp, bs = primary[m], secondary[m], primary[best], secondary[best]
-        if p > bp + TIE or (p >= bp - TIE and s > bs + TIE):
-            best = m
-    return best
+    """The best mask: highest primary, then secondary (each within TIE of the best); among
+    plans tied on both, the one keeping more dice (fewer to pick up, and a die that cannot
+    matter stays put), then the one whose kept indices come first."""
+    top = primary >= primary.max() - TIE
+    top &= secondary >= secondary[top].max() - TIE
+    tied = np.flatnonzero(top)
+    return int(min(tied, key=lambda m: (-bin(int(m)).count("1"), _indices(int(m)))))
 
 
 def _mask_bits(n: int) -> np.ndarray:
@@ -167,118 +212,95 @@ def _value_values(
 # ---- Phase 8: colours on physical dice ---------------------------------------------------
 
 
-@lru_cache(maxsize=4)
-def colour_last_roll(rules: HouseRules = _DEFAULT_RULES, dice_set: DiceSet | None = None) -> LastRollTables:
-    """Exact last-roll tables (numbers included): a fraction of a second to build."""
-    return last_roll_tables(dice_set or standard_set(), rules)
-
-
-@lru_cache(maxsize=4)
-def colour_plan(rules: HouseRules = _DEFAULT_RULES, dice_set: DiceSet | None = None) -> "ColourPlan":
-    """V_1 of the colour DP for both objectives (the slow part: seconds, once)."""
-    dice_set = dice_set or standard_set()
-    groups = colour_groups(dice_set)
-    complete, score = colour_rewards(dice_set, rules)
-    by_completion = solve(groups, complete, score, 1, keep_tables=False)
-    by_score = solve(groups, score, complete, 1, keep_tables=False)
-    tables = (*by_completion.full[1], *by_score.full[1])
-    return ColourPlan(groups, np.stack(tables, axis=-1))
-
-
 @dataclass(frozen=True)
-class ColourPlan:
-    """V_1 on full colour states (axis d: colour of die d), last axis: completion-first
-    (p, score) then score-first (score, p)."""
+class ColourTables:
+    classes: ColourClasses
+    completion: Solution  # exact chance with hedging (class DP)
+    colours: tuple[SingleColour, ...]  # playing for one colour, numbers included
 
-    groups: tuple[Group, ...]
-    stacked: np.ndarray
+
+@lru_cache(maxsize=4)
+def colour_tables(rules: HouseRules = _DEFAULT_RULES, dice_set: DiceSet | None = None) -> ColourTables:
+    """Phase 8's tables, built on first use (about a second) and kept in memory."""
+    dice_set = dice_set or standard_set()
+    classes, completion = class_completion(dice_set, rules)
+    colours = tuple(single_colour(dice_set, c, rules) for c in range(NCOL))
+    return ColourTables(classes, completion, colours)
 
 
 def _colour_values(
     tokens: list[DieToken], readings: list[tuple[int, ...]], rolls_left: int, rules: HouseRules, dice_set: DiceSet
 ) -> _Values:
     """Average over the readings (token -> die maps) of each keep mask's figures."""
-    key_set = None if dice_set is standard_set() else dice_set
+    tables = colour_tables(rules, None if dice_set is standard_set() else dice_set)
     n = len(tokens)
-    totals = [np.zeros(1 << n) for _ in range(4)]
-    contracted: dict[tuple[int, ...], np.ndarray] = {}  # readings often share the colours per die
+    totals = [np.zeros(1 << n) for _ in range(5)]
     for reading in readings:
-        if rolls_left == 1:
-            parts = _last_roll(tokens, reading, colour_last_roll(rules, key_set))
-        else:
-            parts = _colour_contract(tokens, reading, colour_plan(rules, key_set), contracted)
+        parts = _one_reading(tokens, reading, rolls_left, tables)
         for total, part in zip(totals, parts):
             total += part
-    cp, cs, sp, ss = (t / len(readings) for t in totals)
-    return _Values((cp, cs), (sp, ss))
+    cp, cs, sp, ss, upper = (t / len(readings) for t in totals)
+    return _Values((cp, cs), (sp, ss), upper)
 
 
-def _last_roll(tokens: list[DieToken], reading: tuple[int, ...], tables: LastRollTables):
-    """Exact figures of every keep mask when this is the last roll (numbers included)."""
+def _one_reading(tokens: list[DieToken], reading: tuple[int, ...], rolls_left: int, tables: ColourTables):
+    """(complete-first p, s, score-first s, p, upper bound on s) of every mask for one reading."""
+    bits = _mask_bits(len(tokens))
+    per_colour = [_single_colour_figures(tokens, reading, rolls_left, sc, bits) for sc in tables.colours]
+    if rolls_left == 1:
+        # No later choice: the figures of a keep are the same for both objectives, and exact.
+        p = sum(f[0] for f in per_colour)
+        s = sum(f[1] for f in per_colour)
+        return p, s, s.copy(), p.copy(), s.copy()
+    colour_of_token = np.array([COLORS.index(t.face.color) for t in tokens])
+    kept_of = np.stack([bits[:, colour_of_token == c].sum(axis=1) for c in range(NCOL)], axis=1)
+    rerolled = len(tokens) - bits.sum(axis=1)
+    feasible = rerolled[:, None] + kept_of >= group_size()  # colours that can still reach 7
+    p_exact = _class_figure(tokens, reading, tables, bits)
+    cf_p = np.stack([f[0] for f in per_colour], axis=1)
+    cf_s = np.stack([f[1] for f in per_colour], axis=1)
+    sf_s = np.stack([f[2] for f in per_colour], axis=1)
+    sf_p = np.stack([f[3] for f in per_colour], axis=1)
+    rows = np.arange(len(bits))
+    # Best single colour for each objective, lexicographically, among those still possible.
+    best_cf = _lex_best(np.where(feasible, cf_p, -1.0), cf_s)
+    best_sf = _lex_best(np.where(feasible, sf_s, -1.0), sf_p)
+    none = ~feasible.any(axis=1)
+    cs = np.where(none, 0.0, cf_s[rows, best_cf])
+    ss = np.where(none, 0.0, sf_s[rows, best_sf])
+    sp = np.where(none, 0.0, sf_p[rows, best_sf])
+    upper = np.where(feasible, sf_s, 0.0).sum(axis=1)
+    return p_exact, cs, ss, sp, upper
+
+
+def _lex_best(primary: np.ndarray, secondary: np.ndarray) -> np.ndarray:
+    """Per row, the column with the best primary, then the best secondary."""
+    top = primary >= primary.max(axis=1, keepdims=True) - TIE
+    return np.argmax(np.where(top, secondary, -np.inf), axis=1)
+
+
+def _single_colour_figures(tokens, reading, rolls_left: int, sc: SingleColour, bits: np.ndarray):
+    """(cf p, cf s, sf s, sf p) of playing for colour sc.colour, for every mask."""
     n = len(tokens)
-    bits = _mask_bits(n)
-    p_total, s_total = np.zeros(1 << n), np.zeros(1 << n)
-    die_of_token = np.array(reading)
-    for c in range(NCOL):
-        group_index = [
-            Group(1, (1.0,) + (0.0,) * len(tables.options[c][d])) for d in range(n)
-        ]  # only the index layout is used
-        kept_index = np.empty(n, dtype=np.int64)
-        empty_index = np.empty(n, dtype=np.int64)
-        for t, token in enumerate(tokens):
-            d = die_of_token[t]
-            faces_c = tables.options[c][d]
-            option = 1 + faces_c.index(token.face) if token.face in faces_c else 0
-            g = group_index[d]
-            unit = tuple(int(o == option) for o in range(g.outcomes))
-            kept_index[t] = g.index[unit]
-            empty_index[t] = g.index[(0,) * g.outcomes]
-        per_token = np.where(bits == 1, kept_index[None, :], empty_index[None, :])
-        per_die = np.empty_like(per_token)
-        per_die[:, die_of_token] = per_token
-        at = tuple(per_die.T)
-        p_total += tables.complete[c][at]
-        s_total += tables.score[c][at]
-    return p_total, s_total, s_total.copy(), p_total.copy()
+    kept = np.array([sc.slot(d, t.face) for t, d in zip(tokens, reading)])
+    rolled = np.array([sc.slot(d, None) for d in reading])
+    per_token = np.where(bits == 1, kept[None, :], rolled[None, :])
+    per_die = np.empty_like(per_token)
+    per_die[:, list(reading)] = per_token
+    at = tuple(per_die[:, d] for d in range(n))
+    cf, sf = sc.complete_first.keep[rolls_left], sc.score_first.keep[rolls_left]
+    return cf[0][at], cf[1][at], sf[0][at], sf[1][at]
 
 
-def _colour_contract(
-    tokens: list[DieToken], reading: tuple[int, ...], plan: ColourPlan, memo: dict[tuple[int, ...], np.ndarray]
-):
-    """W_2 of every keep mask: E over the rerolled dice's colours of V_1, one die at a time.
-
-    x has shape (done, 4, rest): `done` indexes the dice already turned into a 2-slot axis
-    (0 = rerolled, 1 = kept), the middle axis is the next die's colour, and the four tables
-    ride along in the last axis, so each step is one small contiguous contraction."""
-    colours = [0] * len(plan.groups)
-    for t, d in zip(tokens, reading):
-        colours[d] = COLORS.index(t.face.color)
-    key = tuple(colours)
-    if key not in memo:
-        memo[key] = _contract(plan, key)
-    by_die = memo[key]
-    by_mask = _by_token_mask(by_die, reading)
-    return [by_mask[:, k] for k in range(by_mask.shape[1])]
-
-
-def _contract(plan: ColourPlan, colours: tuple[int, ...]) -> np.ndarray:
-    x = plan.stacked
-    for d, group in enumerate(plan.groups):
-        x = x.reshape(1 << d, group.outcomes, -1)
-        out = np.empty((x.shape[0], 2, x.shape[2]))
-        rerolled, scratch = out[:, 0, :], np.empty(out[:, 0, :].shape)
-        np.multiply(x[:, 0, :], group.probs[0], out=rerolled)
-        for o in range(1, group.outcomes):
-            np.multiply(x[:, o, :], group.probs[o], out=scratch)
-            rerolled += scratch
-        out[:, 1, :] = x[:, colours[d], :]
-        x = out
-    return x.reshape((2,) * len(plan.groups) + (-1,))
-
-
-def _by_token_mask(x: np.ndarray, reading: tuple[int, ...]) -> np.ndarray:
-    n = len(reading)
-    bits = _mask_bits(n)
-    per_die = np.empty_like(bits)
-    per_die[:, list(reading)] = bits
-    return x[tuple(per_die.T)]
+def _class_figure(tokens, reading, tables: ColourTables, bits: np.ndarray) -> np.ndarray:
+    """Exact best chance of completing (two rolls left) of every mask, from the class DP."""
+    classes = tables.classes
+    index = []
+    for k, group in enumerate(classes.groups):
+        onehot = np.zeros((len(tokens), NCOL), dtype=np.int64)
+        for t, (token, d) in enumerate(zip(tokens, reading)):
+            if classes.die_class[d] == k:
+                onehot[t, COLORS.index(token.face.color)] = 1
+        counts = bits @ onehot
+        index.append(np.array([group.index[tuple(row)] for row in counts.tolist()]))
+    return tables.completion.keep[2][0][tuple(index)]

@@ -1,12 +1,18 @@
 """Phase 8 (seven of one colour): which physical die shows which colour matters.
 
-Each die is its own group and its outcome is the colour it shows, so a full state is one
-colour per die (4**10 = 1,048,576 states; partial states 5**10 ~ 9.8M, used only while
-building). Completion depends on the colours alone, so the colour DP is exactly optimal for
-it. The score also depends on the numbers: the colour DP scores a final colour state with
-the numbers averaged over each die's faces of that colour (a plan that looks at colours
-only), and on the last roll the advice is exact with the numbers, through per-colour tables
-of E[score of colour c] (a phase-8 score is the score of the one colour with >= 7 dice).
+Three exact pieces (see docs/advisor.md):
+
+* Completion depends on the colours alone, and dice with the same colour layout (how many
+  faces of each colour) are interchangeable for it. The standard set has four such classes
+  (3 + 2 + 3 + 2 dice), so the colour DP has 286 x ... = 40,000 full states and is exactly
+  optimal, hedging between colours included.
+* The score is the score of the one colour with >= 7 dice (two colours cannot both have 7
+  of 10). For each colour c, a DP over per-die states {rerolled, not c, showing its j-th
+  face of colour c} gives the exact chance and expected score of playing for c from here.
+  On the last roll that is everything: the phase's figures are the sums over colours.
+* With two rolls left, once a keep leaves only one colour able to reach 7, playing for it
+  is the best play and the figures are exact; otherwise the advisor plans "go for the best
+  colour", an exact lower bound, and reports the upper bound (the sum over colours).
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from typing import Sequence
 import numpy as np
 
 from companion.advisor.product_dp import Group, Solution, expand_all, solve
-from companion.dice import COLORS, Color, DiceSet, Face
+from companion.dice import COLORS, DiceSet, Face
 from companion.rules.evaluation import HouseRules
 from companion.rules.evaluator import best_score
 from companion.rules.phases import phase as phase_of
@@ -29,110 +35,13 @@ ROLLS_PER_TURN = 3
 NCOL = len(COLORS)
 
 
-def _colour_faces(dice_set: DiceSet) -> list[list[list[Face]]]:
+def colour_faces(dice_set: DiceSet) -> list[list[list[Face]]]:
     """faces[d][c]: the faces of die d printed in colour c."""
     return [[[f for f in die.faces if f.color is col] for col in COLORS] for die in dice_set.dice]
 
 
-def colour_groups(dice_set: DiceSet) -> tuple[Group, ...]:
-    return tuple(
-        Group(1, tuple(len(fc) / len(die.faces) for fc in per_die))
-        for die, per_die in zip(dice_set.dice, _colour_faces(dice_set))
-    )
-
-
-def _group_size() -> int:
+def group_size() -> int:
     return phase_of(PHASE).groups[0].size
-
-
-def _score(faces: Sequence[Face], rules: HouseRules) -> float:
-    result = best_score(PHASE, list(faces), rules)
-    return 0.0 if result is None else float(result)
-
-
-def _mean_score(dice_faces: list[list[Face]], rules: HouseRules) -> tuple[float, float]:
-    """(P complete, E score) when die i shows a uniform face of dice_faces[i]."""
-    total = 0.0
-    combos = list(itertools.product(*dice_faces))
-    hits = 0
-    for combo in combos:
-        result = best_score(PHASE, list(combo), rules)
-        if result is not None:
-            hits += 1
-            total += result
-    return hits / len(combos), total / len(combos)
-
-
-def colour_rewards(dice_set: DiceSet, rules: HouseRules) -> tuple[np.ndarray, np.ndarray]:
-    """Completion and number-averaged score of every full colour state (axis d: colour of die d).
-
-    At most one colour can have 7 of 10 dice, and only its dice matter: the reward depends on
-    (colour, set of dice showing it). Each such pair is scored by the evaluator on every
-    combination of those dice's faces of that colour.
-    """
-    faces = _colour_faces(dice_set)
-    n = len(dice_set.dice)
-    need = _group_size()
-    shape = (NCOL,) * n
-    states = np.indices(shape).reshape(n, -1)  # states[d, s] = colour of die d in state s
-    weights = 1 << np.arange(n)[:, None]
-    complete = np.zeros(states.shape[1])
-    score = np.zeros(states.shape[1])
-    for c in range(NCOL):
-        shows = states == c
-        masks = (shows * weights).sum(axis=0)
-        for mask in np.unique(masks[shows.sum(axis=0) >= need]):
-            dice = [d for d in range(n) if mask >> d & 1]
-            p, e = _mean_score([faces[d][c] for d in dice], rules)
-            where = masks == mask
-            complete[where], score[where] = p, e
-    return complete.reshape(shape), score.reshape(shape)
-
-
-@dataclass
-class ColourTables:
-    groups: tuple[Group, ...]
-    complete_first: Solution
-    score_first: Solution
-    exact_last: "LastRollTables"
-
-    def fresh_turn(self) -> dict[str, float]:
-        """Fresh turn of 3 rolls (no dice kept) for each objective's best colour plan."""
-        out = {}
-        for name, sol in (("complete", self.complete_first), ("score", self.score_first)):
-            p, s = (float(expand_all(t, self.groups).flat[0]) for t in sol.full[ROLLS_PER_TURN - 1])
-            out[name] = (p, s)
-        return out
-
-
-@dataclass
-class LastRollTables:
-    """Per colour c, over per-die options (0 = rerolled, 1 = kept not showing c, 2.. = kept
-    showing its j-th face of colour c): P(colour c complete) and E[score of colour c].
-    Since at most one colour completes, the phase's figures are the sums over colours."""
-
-    options: list[list[list[Face]]]  # options[c][d] = faces of die d in colour c
-    complete: list[np.ndarray]
-    score: list[np.ndarray]
-
-
-def last_roll_tables(dice_set: DiceSet, rules: HouseRules) -> LastRollTables:
-    faces = _colour_faces(dice_set)
-    n = len(dice_set.dice)
-    need = _group_size()
-    per_colour = [[faces[d][c] for d in range(n)] for c in range(NCOL)]
-    complete, score = [], []
-    for c in range(NCOL):
-        shape = tuple(1 + len(fc) for fc in per_colour[c])  # full options: not c, or a c-face
-        p_final, s_final = np.zeros(shape), np.zeros(shape)
-        for pos in np.ndindex(shape):
-            shown = [per_colour[c][d][i - 1] for d, i in enumerate(pos) if i > 0]
-            if len(shown) >= need:
-                p_final[pos], s_final[pos] = 1.0, _cached_score(tuple(sorted(shown, key=_face_key)), rules)
-        groups = tuple(Group(1, (1 - len(fc) / 6,) + (1 / 6,) * len(fc)) for fc in per_colour[c])
-        complete.append(expand_all(p_final, groups))
-        score.append(expand_all(s_final, groups))
-    return LastRollTables(per_colour, complete, score)
 
 
 def _face_key(face: Face) -> tuple:
@@ -140,15 +49,143 @@ def _face_key(face: Face) -> tuple:
 
 
 @lru_cache(maxsize=1 << 16)
-def _cached_score(faces: tuple[Face, ...], rules: HouseRules) -> float:
-    return _score(faces, rules)
+def _score_of(faces: tuple[Face, ...], rules: HouseRules) -> float | None:
+    result = best_score(PHASE, list(faces), rules)
+    return None if result is None else float(result)
 
 
-def build_colour_tables(dice_set: DiceSet, rules: HouseRules) -> ColourTables:
+def score_of(faces: Sequence[Face], rules: HouseRules) -> float | None:
+    """The evaluator's Phase 8 score of these faces (cached on the sorted faces)."""
+    return _score_of(tuple(sorted(faces, key=_face_key)), rules)
+
+
+# ---- Completion: colour classes --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ColourClasses:
+    """Dice grouped by colour layout; groups[k] rolls colour o with probability probs[o]."""
+
+    groups: tuple[Group, ...]
+    die_class: tuple[int, ...]  # die index -> class
+
+
+def colour_classes(dice_set: DiceSet) -> ColourClasses:
+    layouts: dict[tuple[int, ...], list[int]] = {}
+    for d, per_colour in enumerate(colour_faces(dice_set)):
+        layouts.setdefault(tuple(len(fc) for fc in per_colour), []).append(d)
+    die_class = [0] * len(dice_set.dice)
+    groups = []
+    for k, (layout, dice) in enumerate(layouts.items()):
+        groups.append(Group(len(dice), tuple(n / sum(layout) for n in layout)))
+        for d in dice:
+            die_class[d] = k
+    return ColourClasses(tuple(groups), tuple(die_class))
+
+
+def class_completion(dice_set: DiceSet, rules: HouseRules) -> tuple[ColourClasses, Solution]:
+    """Exact best chance of completing, with hedging, for up to 3 rolls (keep tables W_1..W_3)."""
+    classes = colour_classes(dice_set)
+    fulls = [g.full() for g in classes.groups]
+    shape = tuple(len(f) for f in fulls)
+    complete = np.zeros(shape)
+    for pos in np.ndindex(shape):
+        totals = np.zeros(NCOL, dtype=int)
+        for g, i in enumerate(pos):
+            totals += classes.groups[g].counts[fulls[g][i]]
+        # Any number stands in: completion depends on the colour counts only.
+        faces = [Face(5, col) for col, n in zip(COLORS, totals) for _ in range(n)]
+        complete[pos] = 1.0 if score_of(faces, rules) is not None else 0.0
+    return classes, solve(classes.groups, complete, np.zeros(shape), ROLLS_PER_TURN)
+
+
+# ---- Score: one colour at a time -------------------------------------------------------
+
+
+@dataclass
+class SingleColour:
+    """Playing for one colour c. Per die d the options are 0: not c, j >= 1: its j-th face
+    of colour c (faces[d]); a die's table axis also has the rerolled slot.
+    complete_first / score_first hold keep tables W_1 (last roll) and W_2."""
+
+    colour: int
+    faces: list[list[Face]]
+    groups: tuple[Group, ...]
+    complete_first: Solution
+    score_first: Solution
+
+    def slot(self, die: int, face: Face | None) -> int:
+        """Table index on die's axis: rerolled (face None), not c, or the c-face shown."""
+        group = self.groups[die]
+        if face is None:
+            return group.index[(0,) * group.outcomes]
+        option = 1 + self.faces[die].index(face) if face in self.faces[die] else 0
+        return group.index[tuple(int(o == option) for o in range(group.outcomes))]
+
+
+def single_colour(dice_set: DiceSet, colour: int, rules: HouseRules) -> SingleColour:
+    faces = [per_colour[colour] for per_colour in colour_faces(dice_set)]
+    sides = [len(die.faces) for die in dice_set.dice]
+    groups = tuple(Group(1, (1 - len(fc) / s,) + (1 / s,) * len(fc)) for fc, s in zip(faces, sides))
+    shape = tuple(1 + len(fc) for fc in faces)
+    complete, score = np.zeros(shape), np.zeros(shape)
+    for pos in np.ndindex(shape):
+        shown = [faces[d][i - 1] for d, i in enumerate(pos) if i > 0]
+        if len(shown) >= group_size():
+            result = score_of(shown, rules)
+            if result is not None:
+                complete[pos], score[pos] = 1.0, result
+    by_completion = solve(groups, complete, score, ROLLS_PER_TURN - 1)
+    by_score = solve(groups, score, complete, ROLLS_PER_TURN - 1)
+    return SingleColour(colour, faces, groups, by_completion, by_score)
+
+
+# ---- Fresh-turn bounds for the docs table (slow: per-die colour DP, ~10M states) --------
+
+
+def colour_groups(dice_set: DiceSet) -> tuple[Group, ...]:
+    return tuple(
+        Group(1, tuple(len(fc) / len(die.faces) for fc in per_die))
+        for die, per_die in zip(dice_set.dice, colour_faces(dice_set))
+    )
+
+
+def colour_rewards(dice_set: DiceSet, rules: HouseRules, optimistic: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Completion and score of every full colour state (axis d: colour of die d).
+
+    Only the colour with >= 7 dice scores, and only its dice matter. The score is the mean
+    over those dice's faces of that colour (optimistic=False: the exact reward of a plan that
+    decides on colours only) or the best of them (optimistic=True: a relaxation whose value
+    bounds every plan's, numbers seen or not)."""
+    faces = colour_faces(dice_set)
+    n = len(dice_set.dice)
+    shape = (NCOL,) * n
+    states = np.indices(shape).reshape(n, -1)
+    weights = 1 << np.arange(n)[:, None]
+    complete, score = np.zeros(states.shape[1]), np.zeros(states.shape[1])
+    for c in range(NCOL):
+        shows = states == c
+        masks = (shows * weights).sum(axis=0)
+        for mask in np.unique(masks[shows.sum(axis=0) >= group_size()]):
+            combos = list(itertools.product(*(faces[d][c] for d in range(n) if mask >> d & 1)))
+            results = [score_of(combo, rules) for combo in combos]
+            where = masks == mask
+            complete[where] = sum(r is not None for r in results) / len(results)
+            points = [r or 0.0 for r in results]
+            score[where] = max(points) if optimistic else sum(points) / len(points)
+    return complete.reshape(shape), score.reshape(shape)
+
+
+def fresh_turn_score_bounds(dice_set: DiceSet, rules: HouseRules) -> tuple[float, float, float]:
+    """(lower, upper, p_complete of the lower plan) for a fresh turn's best expected score.
+
+    lower: exact expected score of the best plan that decides on colours only; upper: the
+    optimistic relaxation. The best play of all lies in between."""
     groups = colour_groups(dice_set)
-    complete, score = colour_rewards(dice_set, rules)
-    # Only V_0..V_2 are needed (a decision has at most 2 rolls left); W_3 of the empty keep
-    # (the fresh turn) is the expectation of V_2.
-    by_completion = solve(groups, complete, score, ROLLS_PER_TURN - 1, keep_tables=False)
-    by_score = solve(groups, score, complete, ROLLS_PER_TURN - 1, keep_tables=False)
-    return ColourTables(groups, by_completion, by_score, last_roll_tables(dice_set, rules))
+    out = []
+    for optimistic in (False, True):
+        complete, score = colour_rewards(dice_set, rules, optimistic)
+        sol = solve(groups, score, complete, ROLLS_PER_TURN - 1, keep_tables=False)
+        s, p = (float(expand_all(t, groups).flat[0]) for t in sol.full[ROLLS_PER_TURN - 1])
+        out.append((s, p))
+    return out[0][0], out[1][0], out[0][1]
