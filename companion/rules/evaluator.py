@@ -91,20 +91,19 @@ def _number_groups(
 ) -> tuple[Group, ...]:
     free: dict[int, list[int]] = {}
     for i, f in enumerate(faces):
-        free.setdefault(0 if f.value is None else f.value, []).append(i)
+        free.setdefault(f.value or 0, []).append(i)
     demands = _demands(requirements, plan.targets)
     slots = [_take_naturals(demand, free) for demand in demands]
     if strict:
         _keep_a_natural_in_each(slots, demands)
-    wilds = free.get(0, [])
+    wilds = iter(free.get(0, ()))
     groups = []
     for req, demand, taken in zip(requirements, demands, slots):
-        dice = []
-        for number, index in zip(demand, taken):
-            dice.append((index if index is not None else wilds.pop(0), number))
-        # A run reads in number order; a set in dice order.
-        dice.sort(key=(lambda d: d[1]) if req.kind == "run" else (lambda d: d[0]))
-        groups.append(Group(req.kind, tuple(d[0] for d in dice), tuple(d[1] for d in dice)))
+        dice = [(next(wilds) if index is None else index, number) for number, index in zip(demand, taken)]
+        if req.kind == "set":
+            dice.sort()  # a set reads in dice order; a run already reads in number order
+        indices, numbers = zip(*dice)
+        groups.append(Group(req.kind, indices, numbers))
     return tuple(groups)
 
 

@@ -95,12 +95,13 @@ def apply_effects(rng: np.random.Generator, image: np.ndarray, fx: CameraEffects
     """Linear-ish float RGB scene -> 8-bit RGB photo (before JPEG). OpenCV calls, for speed."""
     h, w = image.shape[:2]
     illum = _illumination((h, w), fx)
+    blur_px = fx.blur_px * max(1.0, max(h, w) / 960)  # blur is sampled for training-size photos
     gains = np.asarray(fx.wb_gain, np.float32) * np.float32(fx.exposure)
     img = cv2.multiply(image, cv2.merge([illum * gains[0], illum * gains[1], illum * gains[2]]))
     if fx.blur_kind == "defocus":
-        img = cv2.GaussianBlur(img, (0, 0), fx.blur_px)
+        img = cv2.GaussianBlur(img, (0, 0), blur_px)
     elif fx.blur_kind == "motion":
-        img = cv2.filter2D(img, -1, _motion_kernel(fx.blur_px, fx.motion_angle))
+        img = cv2.filter2D(img, -1, _motion_kernel(blur_px, fx.motion_angle))
     out = cv2.convertScaleAbs(img, alpha=255.0)
     lut = np.clip(((np.arange(256) / 255.0) ** fx.gamma) * 255.0 + 0.5, 0, 255).astype(np.uint8)
     out = cv2.LUT(out, lut)

@@ -66,9 +66,11 @@ def _n_dice(rng: np.random.Generator) -> int:
 
 def _camera(rng: np.random.Generator, size: tuple[int, int], n: int, opts: SceneOptions) -> Camera:
     w, h = size
-    face_max = min(MAX_FACE_PX * max(w, h) / 960, math.sqrt(0.45 * w * h / n) / 2.2)
-    face_max = max(face_max, MIN_FACE_PX * 1.2)
-    face = opts.face_px or math.exp(rng.uniform(math.log(MIN_FACE_PX * 1.1), math.log(face_max)))
+    scale = max(1.0, max(w, h) / 960)  # phone-size photos (the samples) show dice proportionally larger
+    face_min = MIN_FACE_PX * 1.1 * scale
+    face_max = min(MAX_FACE_PX * scale, math.sqrt(0.45 * w * h / n) / 2.2)
+    face_max = max(face_max, face_min * 1.1)
+    face = opts.face_px or math.exp(rng.uniform(math.log(face_min), math.log(face_max)))
     hfov = rng.uniform(50.0, 75.0)
     focal = (max(w, h) / 2) / math.tan(math.radians(hfov) / 2)
     tilt = opts.tilt_deg if opts.tilt_deg is not None else rng.uniform(0.0, 40.0)
