@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import colorsys
 from dataclasses import dataclass
 
 import cv2
@@ -106,3 +107,33 @@ def random_item(rng: np.random.Generator, centre: tuple[float, float]) -> Item:
 
 def draw_item(canvas: np.ndarray, cam: Camera, item: Item, texture: np.ndarray) -> None:
     warp_blend(canvas, texture, cam.project(item.corners()))
+
+
+def draw_hand(rng: np.random.Generator, canvas: np.ndarray, keep_clear: np.ndarray) -> bool:
+    """A blurry hand-like blob reaching in from an edge, never over `keep_clear` (dice) pixels."""
+    h, w = canvas.shape[:2]
+    skin = np.array(colorsys.hsv_to_rgb(rng.uniform(0.03, 0.09), rng.uniform(0.25, 0.6), rng.uniform(0.35, 0.95)), np.float32)
+    for _ in range(6):
+        mask = np.zeros((h // 4 + 1, w // 4 + 1), np.float32)
+        side = int(rng.integers(4))
+        reach = rng.uniform(0.12, 0.3)
+        along = rng.uniform(0.15, 0.85)
+        cx, cy = [(along, -0.05), (1.05, along), (along, 1.05), (-0.05, along)][side]
+        tip = [(along, reach), (1 - reach, along), (along, 1 - reach), (reach, along)][side]
+        palm = (int(cx * w / 4), int(cy * h / 4))
+        radius = int(min(w, h) / 4 * rng.uniform(0.12, 0.22))
+        cv2.circle(mask, palm, int(radius * 1.6), 1.0, -1)
+        for k in range(int(rng.integers(2, 5))):
+            spread = (k - 1.5) * radius * 0.5
+            fx, fy = tip[0] * w / 4, tip[1] * h / 4
+            end = (int(fx + (spread if side % 2 == 0 else 0)), int(fy + (spread if side % 2 else 0)))
+            cv2.line(mask, palm, end, 1.0, max(2, int(radius * 0.5)))
+        big = cv2.resize(cv2.GaussianBlur(mask, (0, 0), 1.2), (w, h), interpolation=cv2.INTER_LINEAR)
+        if (big[keep_clear] > 0.02).any():
+            continue
+        shade = cv2.resize(np.linspace(0.75, 1.1, 16, dtype=np.float32)[None, :], (w, h)) if side % 2 == 0 else 1.0
+        colour = skin[None, None, :] * (np.asarray(shade)[..., None] if np.ndim(shade) else shade)
+        canvas *= (1.0 - big)[:, :, None]
+        canvas += colour * big[:, :, None]
+        return True
+    return False

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Callable
 
 import cv2
 import numpy as np
@@ -41,32 +42,35 @@ class PlacedDie:
     side_turns: tuple[int, int, int, int]  # each side numeral's quarter turns
     center: tuple[float, float]
     yaw: float  # radians
+    edge: float = 1.0  # cube size in die edges (distractor dice differ)
 
     @property
     def top_face(self) -> Face:
         return self.die.faces[self.top]
 
     def axes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The die's own x and y directions on the table, each one half-edge long."""
         c, s = math.cos(self.yaw), math.sin(self.yaw)
-        return np.array([c, s, 0.0]), np.array([-s, c, 0.0])
+        return np.array([c, s, 0.0]) * self.edge, np.array([-s, c, 0.0]) * self.edge
 
     def top_corners(self) -> np.ndarray:
         """The top face's corners in world units, in the numeral's TL, TR, BR, BL order."""
         ex, ey = self.axes()
-        c = np.array([self.center[0], self.center[1], 1.0])
+        c = np.array([self.center[0], self.center[1], self.edge])
         return np.stack([c - 0.5 * ex + 0.5 * ey, c + 0.5 * ex + 0.5 * ey, c + 0.5 * ex - 0.5 * ey, c - 0.5 * ex - 0.5 * ey])
 
     def side_faces(self) -> list[tuple[int, np.ndarray, np.ndarray]]:
         """(face index, outward normal, corners TL TR BR BL) for the four side faces."""
         ex, ey = self.axes()
         out = []
-        for face_index, normal, turns in zip(self.sides, (ex, ey, -ex, -ey), self.side_turns):
-            centre = np.array([self.center[0], self.center[1], 0.5]) + 0.5 * normal
-            right = np.cross(UP, normal)
+        up = UP * self.edge
+        for face_index, axis, turns in zip(self.sides, (ex, ey, -ex, -ey), self.side_turns):
+            centre = np.array([self.center[0], self.center[1], 0.5 * self.edge]) + 0.5 * axis
+            right = np.cross(UP, axis)
             corners = np.stack(
-                [centre - 0.5 * right + 0.5 * UP, centre + 0.5 * right + 0.5 * UP, centre + 0.5 * right - 0.5 * UP, centre - 0.5 * right - 0.5 * UP]
+                [centre - 0.5 * right + 0.5 * up, centre + 0.5 * right + 0.5 * up, centre + 0.5 * right - 0.5 * up, centre - 0.5 * right - 0.5 * up]
             )
-            out.append((face_index, normal, np.roll(corners, turns, axis=0)))
+            out.append((face_index, axis / self.edge, np.roll(corners, turns, axis=0)))
         return out
 
     def footprint(self) -> np.ndarray:
@@ -76,11 +80,12 @@ class PlacedDie:
         """The 8 cube corners, optionally of a smaller cube `inset` inside each face."""
         ex, ey = self.axes()
         half = 0.5 - inset
-        base = np.array([self.center[0], self.center[1], 0.5])
-        return np.array([base + sx * half * ex + sy * half * ey + sz * half * UP for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
+        base = np.array([self.center[0], self.center[1], 0.5 * self.edge])
+        up = UP * self.edge
+        return np.array([base + sx * half * ex + sy * half * ey + sz * half * up for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
 
 
-def random_placed_die(rng: np.random.Generator, die: Die, center: tuple[float, float], yaw: float) -> PlacedDie:
+def random_placed_die(rng: np.random.Generator, die: Die, center: tuple[float, float], yaw: float, edge: float = 1.0) -> PlacedDie:
     order = rng.permutation(6)
     return PlacedDie(
         die=die,
@@ -89,6 +94,7 @@ def random_placed_die(rng: np.random.Generator, die: Die, center: tuple[float, f
         side_turns=tuple(int(t) for t in rng.integers(0, 4, size=4)),
         center=center,
         yaw=yaw,
+        edge=edge,
     )
 
 
@@ -178,19 +184,52 @@ def texture_size_for(pixels: float) -> int:
     return TEXTURE_SIZES[-1]
 
 
-def face_texture(app: Appearance, face: Face, size: int, light_rgb: np.ndarray, shade: float, edge_gain: float, glare: float, rng: np.random.Generator) -> np.ndarray:
-    """RGBA float texture of one lit face, corners rounded."""
+def numeral_ink(app: Appearance, face: Face, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Ink mask and ink colour of a Phase 10 face."""
     text = "W" if face.is_wild else str(face.value)
     font = app.wild_font if face.is_wild else app.font
-    ink = face_ink_mask(font, text, app.bold, app.marker, app.wild_style, int(round(app.glyph_height * 50)) * 2, size)
-    alpha, profile = _edge_maps(size, int(round(app.bevel * 100)))
-    body = np.asarray(app.body_rgb, np.float32)
-    ink_rgb = np.asarray(app.inks[face.color], np.float32)
+    mask = face_ink_mask(font, text, app.bold, app.marker, app.wild_style, int(round(app.glyph_height * 50)) * 2, size)
+    return mask, np.asarray(app.inks[face.color], np.float32)
+
+
+@lru_cache(maxsize=256)
+def pip_mask(count: int, size: int) -> np.ndarray:
+    """An ordinary die's pips (distractor dice that must not be read)."""
+    spots = {1: [(1, 1)], 2: [(0, 0), (2, 2)], 3: [(0, 0), (1, 1), (2, 2)], 4: [(0, 0), (0, 2), (2, 0), (2, 2)],
+             5: [(0, 0), (0, 2), (1, 1), (2, 0), (2, 2)], 6: [(0, 0), (0, 2), (1, 0), (1, 2), (2, 0), (2, 2)]}[count]
+    mask = np.zeros((size, size), np.float32)
+    f = 16.0
+    for row, col in spots:
+        cx, cy = size * (0.27 + 0.23 * col), size * (0.27 + 0.23 * row)
+        cv2.circle(mask, (int(cx * f), int(cy * f)), int(size * 0.085 * f), 1.0, -1, cv2.LINE_AA, 4)
+    mask.setflags(write=False)
+    return mask
+
+
+@dataclass(frozen=True)
+class CubeLook:
+    """What drawing a cube needs: body, edges, gloss, and each face's ink."""
+
+    body_rgb: tuple[float, float, float]
+    bevel: float
+    gloss: float
+    ink: Callable[[int, int], tuple[np.ndarray, np.ndarray]]  # (face index, texture size) -> mask, rgb
+
+
+def phase10_look(app: Appearance, die: Die) -> CubeLook:
+    return CubeLook(app.body_rgb, app.bevel, app.gloss, lambda i, size: numeral_ink(app, die.faces[i], size))
+
+
+def face_texture(look: CubeLook, index: int, size: int, shade: float, edge_gain: float, glare: float, rng: np.random.Generator) -> np.ndarray:
+    """RGBA float texture of one lit face, corners rounded."""
+    ink, ink_rgb = look.ink(index, size)
+    alpha, profile = _edge_maps(size, int(round(look.bevel * 100)))
+    body = np.asarray(look.body_rgb, np.float32)
     lit = (shade * (1.0 + (edge_gain - 1.0) * profile)).astype(np.float32)
     ink3 = cv2.merge([ink, ink, ink])
-    rgb = cv2.multiply(body * light_rgb + (ink_rgb - body) * light_rgb * ink3, cv2.merge([lit, lit, lit]))
+    rgb = cv2.multiply(body + (ink_rgb - body) * ink3, cv2.merge([lit, lit, lit]))
     if glare > 0.02:
-        rgb += glare * light_rgb * _glare_blob(size, rng)[:, :, None]
+        rgb += glare * _glare_blob(size, rng)[:, :, None]
     return cv2.merge([rgb[:, :, 0], rgb[:, :, 1], rgb[:, :, 2], alpha])
 
 
@@ -215,25 +254,25 @@ def _silhouette(canvas: np.ndarray, cam: Camera, placed: PlacedDie, inset: float
     cv2.polylines(canvas, [poly], True, colour.tolist(), thick, cv2.LINE_AA, 4)
 
 
-def draw_die(canvas: np.ndarray, cam: Camera, placed: PlacedDie, app: Appearance, light: Light, light_rgb: np.ndarray, glare_gain: float, rng: np.random.Generator) -> None:
+def draw_die(canvas: np.ndarray, cam: Camera, placed: PlacedDie, look: CubeLook, light: Light, glare_gain: float, rng: np.random.Generator) -> None:
     top = placed.top_corners()
     top_px = cam.project(top)
     px_per_unit = float(np.sqrt(abs(cv2.contourArea(top_px.astype(np.float32))))) + 1e-6
     size = texture_size_for(px_per_unit * 1.2)
-    dark = float(np.mean(app.body_rgb)) < 0.35
+    dark = float(np.mean(look.body_rgb)) < 0.35
     edge_gain = rng.uniform(1.15, 1.6) if dark else rng.uniform(0.72, 0.92)
     faces = [(placed.top, UP.copy(), top)] + placed.side_faces()
     view = cam.position
     visible = [(i, n, c) for i, n, c in faces if n.dot(view - c.mean(axis=0)) > 1e-6]
     shades = [light.lambert(n) for _, n, _ in visible]
-    body = np.asarray(app.body_rgb, np.float32) * light_rgb * float(np.mean(shades)) * edge_gain
-    _silhouette(canvas, cam, placed, app.bevel * 0.7, body, px_per_unit)
+    body = np.asarray(look.body_rgb, np.float32) * float(np.mean(shades)) * edge_gain
+    _silhouette(canvas, cam, placed, look.bevel * 0.7, body, px_per_unit)
     for (index, normal, corners), shade in zip(visible, shades):
         glare = 0.0
         if normal[2] > 0.5:
             to_cam = view - corners.mean(axis=0)
             half = light.direction + to_cam / np.linalg.norm(to_cam)
             spec = max(0.0, float(normal.dot(half / np.linalg.norm(half)))) ** 30
-            glare = glare_gain * app.gloss * spec
-        tex = face_texture(app, placed.die.faces[index], size, light_rgb, shade, edge_gain, glare, rng)
+            glare = glare_gain * look.gloss * spec
+        tex = face_texture(look, index, size, shade, edge_gain, glare, rng)
         warp_blend(canvas, tex, cam.project(corners))

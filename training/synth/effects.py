@@ -91,14 +91,18 @@ def _motion_kernel(length: float, angle_deg: float) -> np.ndarray:
     return kernel / kernel.sum()
 
 
-def apply_effects(rng: np.random.Generator, image: np.ndarray, fx: CameraEffects) -> np.ndarray:
+def apply_effects(rng: np.random.Generator, image: np.ndarray, fx: CameraEffects, focus: np.ndarray | None = None) -> np.ndarray:
     """Linear-ish float RGB scene -> 8-bit RGB photo (before JPEG). OpenCV calls, for speed."""
     h, w = image.shape[:2]
     illum = _illumination((h, w), fx)
     blur_px = fx.blur_px * max(1.0, max(h, w) / 960)  # blur is sampled for training-size photos
     gains = np.asarray(fx.wb_gain, np.float32) * np.float32(fx.exposure)
     img = cv2.multiply(image, cv2.merge([illum * gains[0], illum * gains[1], illum * gains[2]]))
-    if fx.blur_kind == "defocus":
+    if fx.blur_kind == "defocus" and focus is not None:
+        # Depth of field: sharp at the focused depth, blurred (up to 2.5x) away from it.
+        far = cv2.GaussianBlur(img, (0, 0), blur_px * 2.5)
+        img = img + (far - img) * focus[:, :, None]
+    elif fx.blur_kind == "defocus":
         img = cv2.GaussianBlur(img, (0, 0), blur_px)
     elif fx.blur_kind == "motion":
         img = cv2.filter2D(img, -1, _motion_kernel(blur_px, fx.motion_angle))

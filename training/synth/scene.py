@@ -11,14 +11,15 @@ import numpy as np
 from companion.dice import Die, standard_set
 from training.synth.appearance import BODIES_TRAIN, BODIES_VAL, Appearance, sample_appearance
 from training.synth.camera import Camera, look_down_camera
-from training.synth.clutter import Item, draw_item, item_texture, random_item
-from training.synth.dice_render import UP, Light, PlacedDie, draw_die, random_placed_die
+from training.synth.clutter import Item, draw_hand, draw_item, item_texture, random_item
+from training.synth.dice_render import UP, CubeLook, Light, PlacedDie, draw_die, phase10_look, pip_mask, random_placed_die
 from training.synth.effects import CameraEffects, apply_effects, kelvin_rgb, neutral_effects, sample_effects
 from training.synth.fonts import fonts_for_split
 from training.synth.textures import render_table, table_kinds
 
 SIZES = ((640, 480), (800, 600), (960, 720), (854, 480), (960, 540), (480, 640), (600, 800), (720, 960))
 MIN_FACE_PX, MAX_FACE_PX = 25.0, 200.0
+GENERATOR_VERSION = 2  # recorded in every label: datasets may mix images of several versions
 TABLE_STEP = 2  # table texture resolution: one sample per 2x2 pixels (4x faster, camera blur hides it)
 
 
@@ -148,6 +149,30 @@ def place_dice(rng: np.random.Generator, cam: Camera, n: int, out_of_frame: bool
     return placed
 
 
+PIP_DIE = Die("PIP", "pip", standard_set().dice[0].faces)  # geometry only: never labelled
+
+
+def place_pip_dice(rng: np.random.Generator, cam: Camera, dice: list[PlacedDie], count: int) -> list[PlacedDie]:
+    """Ordinary dotted dice among ours: the models must learn not to read them."""
+    pips: list[PlacedDie] = []
+    for _ in range(count * 20):
+        if len(pips) >= count:
+            break
+        u, v = rng.uniform(0.05, 0.95) * cam.width, rng.uniform(0.05, 0.95) * cam.height
+        centre = tuple(float(c) for c in cam.backproject_to_table(np.array([[u, v]]))[0])
+        candidate = random_placed_die(rng, PIP_DIE, centre, float(rng.uniform(0, 2 * math.pi)), float(rng.uniform(0.8, 1.25)))
+        if all(math.dist(centre, d.center) > 1.3 * max(d.edge, candidate.edge) for d in dice + pips):
+            pips.append(candidate)
+    return pips
+
+
+def _pip_look(rng: np.random.Generator) -> CubeLook:
+    body, pip = [((0.95, 0.95, 0.93), (0.05, 0.05, 0.05)), ((0.75, 0.1, 0.1), (0.97, 0.97, 0.97)),
+                 ((0.05, 0.05, 0.05), (0.97, 0.97, 0.97)), ((0.1, 0.3, 0.7), (0.97, 0.97, 0.97))][int(rng.integers(4))]
+    pip_rgb = np.asarray(pip, np.float32)
+    return CubeLook(body, float(rng.uniform(0.08, 0.16)), float(rng.uniform(0, 1)), lambda i, size: (pip_mask(i + 1, size), pip_rgb))
+
+
 def place_clutter(rng: np.random.Generator, cam: Camera, dice: list[PlacedDie], count: int) -> list[Item]:
     items: list[Item] = []
     for _ in range(count * 8):
@@ -156,7 +181,7 @@ def place_clutter(rng: np.random.Generator, cam: Camera, dice: list[PlacedDie], 
         u, v = rng.uniform(-0.1, 1.1) * cam.width, rng.uniform(-0.1, 1.1) * cam.height
         centre = tuple(float(c) for c in cam.backproject_to_table(np.array([[u, v]]))[0])
         item = random_item(rng, centre)
-        clear = all(math.dist(centre, d.center) > item.radius + 0.9 for d in dice)
+        clear = all(math.dist(centre, d.center) > item.radius + 0.9 * d.edge for d in dice)
         if clear and all(math.dist(centre, o.center) > item.radius + o.radius for o in items):
             items.append(item)
     return items
@@ -237,21 +262,65 @@ def render_scene(rng: np.random.Generator, split: str, opts: SceneOptions = Scen
     table = render_table(rng, kind, *_table_coords(cam, TABLE_STEP)) * np.float32(light.lambert(UP))
     canvas = cv2.resize(table, size, interpolation=cv2.INTER_LINEAR)
     n_clutter = opts.clutter if opts.clutter is not None else int(rng.choice([0, 0, 1, 2, 3, 5]))
-    items = place_clutter(rng, cam, dice, n_clutter)
+    n_pips = 0 if opts.clutter == 0 else int(rng.choice([0, 0, 0, 0, 1, 2]))
+    pips = place_pip_dice(rng, cam, dice, n_pips)
+    items = place_clutter(rng, cam, dice + pips, n_clutter)
     fonts = fonts_for_split(split)
     for item in items:
         draw_item(canvas, cam, item, item_texture(rng, item, fonts) * np.float32([light.lambert(UP)] * 3 + [1.0]))
-    _shadows(canvas, cam, dice, light)
+    if rng.random() < 0.3:
+        _table_hotspot(rng, canvas)
+    _shadows(canvas, cam, dice + pips, light)
     glare_gain = 0.0 if opts.clean else float(rng.uniform(0.0, 1.2))
-    for die in sorted(dice, key=lambda d: -cam.depth(np.array([[*d.center, 0.5]]))[0]):
-        draw_die(canvas, cam, die, app, light, np.ones(3, np.float32), glare_gain, rng)
+    pip_look = _pip_look(rng)
+    for die in sorted(dice + pips, key=lambda d: -cam.depth(np.array([[*d.center, 0.5]]))[0]):
+        look = pip_look if die.die is PIP_DIE else phase10_look(app, die.die)
+        draw_die(canvas, cam, die, look, light, glare_gain, rng)
+    hand = False
+    if opts.clutter != 0 and rng.random() < 0.12:
+        hand = draw_hand(rng, canvas, _dice_mask(cam, dice))
     canvas *= light_rgb.astype(np.float32)
     fx = neutral_effects() if opts.clean else sample_effects(rng, light_rgb)
     if opts.noise_max is not None:
         fx = replace(fx, noise=min(fx.noise, opts.noise_max))
-    image = apply_effects(rng, canvas, fx)
+    depth = _focus_map(rng, cam, dice) if fx.blur_kind == "defocus" and cam.tilt_deg > 12 and rng.random() < 0.5 else None
+    image = apply_effects(rng, canvas, fx, depth)
     labels = [lab for lab in (_label(cam, d) for d in dice) if lab is not None]
-    return Photo(image, labels, _conditions(split, app, cam, light, kind, fx, dice, items, out_of_frame))
+    conditions = _conditions(split, app, cam, light, kind, fx, dice, items, out_of_frame)
+    conditions.update({"pip_dice": len(pips), "hand": hand, "depth_of_field": depth is not None, "generator": GENERATOR_VERSION})
+    return Photo(image, labels, conditions)
+
+
+def _dice_mask(cam: Camera, dice: list[PlacedDie]) -> np.ndarray:
+    """Pixels covered by our dice, which a hand must not hide (their labels would lie)."""
+    mask = np.zeros((cam.height, cam.width), np.uint8)
+    for die in dice:
+        hull = cv2.convexHull(cam.project(die.vertices()).astype(np.float32)).reshape(-1, 2)
+        cv2.fillPoly(mask, [np.round(hull).astype(np.int32)], 1)
+    return cv2.dilate(mask, np.ones((9, 9), np.uint8)) > 0
+
+
+def _table_hotspot(rng: np.random.Generator, canvas: np.ndarray) -> None:
+    """The lamp's soft reflection on a glossy table top."""
+    h, w = canvas.shape[:2]
+    small = np.zeros((48, 64), np.float32)
+    cx, cy = rng.uniform(0, 64), rng.uniform(0, 48)
+    cv2.ellipse(small, (int(cx), int(cy)), (int(rng.uniform(4, 14)), int(rng.uniform(3, 10))), rng.uniform(0, 180), 0, 360, 1.0, -1)
+    spot = cv2.resize(cv2.GaussianBlur(small, (0, 0), rng.uniform(2, 5)), (w, h), interpolation=cv2.INTER_LINEAR)
+    canvas += (rng.uniform(0.1, 0.5) * spot)[:, :, None]
+
+
+def _focus_map(rng: np.random.Generator, cam: Camera, dice: list[PlacedDie]) -> np.ndarray:
+    """0 where the table is in focus (at a die) growing to 1 far from that depth: a tilted
+    phone close to the table cannot keep near and far dice sharp together."""
+    h, w = cam.height, cam.width
+    xs, ys = np.meshgrid(np.linspace(0, w, 32, dtype=np.float32), np.linspace(0, h, 24, dtype=np.float32))
+    table = cam.backproject_to_table(np.column_stack([xs.ravel(), ys.ravel()]))
+    inv_depth = 1.0 / cam.depth(np.column_stack([table, np.zeros(len(table))]))
+    focus = dice[int(rng.integers(len(dice)))].center if dice else (0.0, 0.0)
+    inv_focus = 1.0 / cam.depth(np.array([[focus[0], focus[1], 0.0]]))[0]
+    spread = np.abs(inv_depth - inv_focus) / (inv_depth.max() - inv_depth.min() + 1e-9)
+    return cv2.resize(np.clip(spread * 2.0, 0, 1).reshape(24, 32).astype(np.float32), (w, h))
 
 
 def _with_body(app: Appearance, body: str) -> Appearance:
