@@ -174,9 +174,12 @@ def _choose(primary: np.ndarray, secondary: np.ndarray) -> int:
     return int(min(tied, key=lambda m: (-bin(int(m)).count("1"), _indices(int(m)))))
 
 
+@lru_cache(maxsize=16)
 def _mask_bits(n: int) -> np.ndarray:
-    """bits[m, i] = 1 when mask m keeps token i."""
-    return (np.arange(1 << n)[:, None] >> np.arange(n)[None, :]) & 1
+    """bits[m, i] = 1 when mask m keeps token i (read-only: shared between calls)."""
+    bits = (np.arange(1 << n)[:, None] >> np.arange(n)[None, :]) & 1
+    bits.setflags(write=False)
+    return bits
 
 
 # ---- Phases other than 8: numbers only -------------------------------------------------
@@ -194,17 +197,15 @@ def _value_values(
     tables = value_tables(phase, rules, None if dice_set is standard_set() else dice_set)
     vg = tables.vg
     # Only the numbers matter, and every reading puts a number on a die of the same group.
-    kinds = [(vg.die_group[dice_set.dice[d].id], t.face.value) for t, d in zip(tokens, reading)]
-    columns = sorted(set(kinds), key=lambda k: (k[0], k[1] is None, k[1] or 0))
-    onehot = np.array([[k == col for col in columns] for k in kinds], dtype=np.int64)
-    counts = _mask_bits(len(tokens)) @ onehot
-    index = np.empty((len(counts), len(vg.groups)), dtype=np.int64)
-    cache: dict[tuple, tuple[int, ...]] = {}
-    for m, row in enumerate(map(tuple, counts)):
-        if row not in cache:
-            cache[row] = tables.state_index([col for col, n in zip(columns, row) for _ in range(n)])
-        index[m] = cache[row]
-    at = tuple(index.T)
+    bits = _mask_bits(len(tokens))
+    index = []
+    for g, group in enumerate(vg.groups):
+        onehot = np.zeros((len(tokens), group.outcomes), dtype=np.int64)
+        for t, (token, d) in enumerate(zip(tokens, reading)):
+            if vg.die_group[dice_set.dice[d].id] == g:
+                onehot[t, vg.locate(token.face.value, g)] = 1
+        index.append(group.codes(bits @ onehot))
+    at = tuple(index)
     cf, sf = tables.complete_first.keep[rolls_left], tables.score_first.keep[rolls_left]
     return _Values((cf[0][at].copy(), cf[1][at].copy()), (sf[0][at].copy(), sf[1][at].copy()))
 
@@ -301,6 +302,5 @@ def _class_figure(tokens, reading, tables: ColourTables, bits: np.ndarray) -> np
         for t, (token, d) in enumerate(zip(tokens, reading)):
             if classes.die_class[d] == k:
                 onehot[t, COLORS.index(token.face.color)] = 1
-        counts = bits @ onehot
-        index.append(np.array([group.index[tuple(row)] for row in counts.tolist()]))
+        index.append(group.codes(bits @ onehot))
     return tables.completion.keep[2][0][tuple(index)]

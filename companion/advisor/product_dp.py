@@ -57,6 +57,20 @@ class Group:
         """Indices of the full multisets, in table order."""
         return np.flatnonzero(self.sizes() == self.size)
 
+    def codes(self, counts: np.ndarray) -> np.ndarray:
+        """Table indices of many count vectors at once (rows of `counts`)."""
+        radix = (self.size + 1) ** np.arange(self.outcomes)
+        return self._dense()[counts @ radix]
+
+    def _dense(self) -> np.ndarray:
+        cached = self.__dict__.get("_dense_cache")
+        if cached is None:
+            radix = (self.size + 1) ** np.arange(self.outcomes)
+            cached = np.full((self.size + 1) ** self.outcomes, -1, dtype=np.int64)
+            cached[np.array(self.counts) @ radix] = np.arange(self.length)
+            object.__setattr__(self, "_dense_cache", cached)
+        return cached
+
     def add_table(self) -> np.ndarray:
         """add[i, o]: the multiset i with one more die showing o (-1 when i is full)."""
         out = np.full((self.length, self.outcomes), -1, dtype=np.int64)
