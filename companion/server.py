@@ -171,7 +171,7 @@ def create_app(db_path: str | Path, *, join_code: str | None = None, reader: Rea
         if photo_id is not None and (isinstance(photo_id, bool) or not isinstance(photo_id, int)):
             raise ApiError(400, "\"photo_id\" must be the id the photo upload returned, or null")
         with store.appending(game_id, seq) as (record, attempts, appender):
-            game = cache.game(record, attempts)
+            game = cache.game(record, attempts, for_update=True)
             try:
                 attempt = game.record(player, faces)
             except GameError as exc:
@@ -180,7 +180,8 @@ def create_app(db_path: str | Path, *, join_code: str | None = None, reader: Rea
             if photo_id is not None:
                 photo = store.get_photo(photo_id)
                 labels = g.photo_labels(photo.reading, faces, body.get("sources"))
-            appender.append(attempt.player, [f.token for f in faces], photo_id, labels)
+            added = appender.append(attempt.player, [f.token for f in faces], photo_id, labels)
+        cache.put(game_id, [*attempts, added], game)
         current = announce(game_id)
         return jsonify({"attempt": {**attempt.to_json(), "seq": seq}, "game": current}), 201
 

@@ -113,6 +113,8 @@ class Store:
         conn.row_factory = sqlite3.Row
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA busy_timeout = 10000")
+        # In WAL mode NORMAL never corrupts the database; a power cut may lose the last commit.
+        conn.execute("PRAGMA synchronous = NORMAL")
         return conn
 
     @contextmanager
