@@ -177,6 +177,7 @@ async function drawGames(root) {
     box.innerHTML = `<li class="error">${esc(err.message)}</li>`;
     return;
   }
+  root.querySelector(".home").classList.toggle("has-games", games.length > 0);
   if (!games.length) {
     box.innerHTML = `<li class="muted">No games yet.</li>`;
     return;

@@ -91,6 +91,7 @@ class TurnView {
     this.$("#clear").addEventListener("click", () => this.resetDraft());
     this.$("#confirm").addEventListener("click", () => this.confirm());
     this.$("#undo").addEventListener("click", () => this.undo());
+    this.$("#to-pad").addEventListener("click", () => this.$(".pad").scrollIntoView({ behavior: "smooth" }));
   }
 
   // --- state from the server ---------------------------------------------------------
@@ -435,6 +436,7 @@ function layout() {
       </div>
       <div class="actions secondary">
         <button type="button" class="btn" id="undo">↶ Undo last attempt</button>
+        <button type="button" class="btn phone-only" id="to-pad">Scorepad ↓</button>
         <a class="btn" href="#/">All games</a>
       </div>
     </section>
