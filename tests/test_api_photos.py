@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import sqlite3
 
 import pytest
 from PIL import Image
@@ -123,3 +124,35 @@ def test_upload_of_a_sample_photo_is_read_and_kept(client):
     for die in reading["dice"]:
         assert len(die["polygon"]) >= 4 and die["token"][-1] in "rogb"
     assert client.get(response.json["url"]).data == path.read_bytes()
+
+
+@pytest.mark.skipif(not models_ready(), reason="needs models/*.onnx (trained by the vision task)")
+@pytest.mark.skipif(not sample_photos(), reason="needs sample_images/ (made by the data generator)")
+def test_a_read_photo_corrected_and_confirmed_is_exported_with_the_correction(client, db_path, tmp_path):
+    game = client.post("/api/games", json={"players": ["Ann"]}).json
+    path = sample_photos()[0]
+    uploaded = client.post(f"/api/games/{game['id']}/photos",
+                           data={"photo": (io.BytesIO(path.read_bytes()), path.name)}, content_type="multipart/form-data").json
+    read = uploaded["reading"]["dice"]
+    assert read, "the sample photo has dice"
+    dice = [d["token"] for d in read]
+    dice[0] = "Wg" if dice[0] != "Wg" else "Wr"  # the player corrects the first die
+    body = {"player": "Ann", "seq": 0, "dice": dice, "photo_id": uploaded["photo_id"], "sources": list(range(len(dice)))}
+    assert client.post(f"/api/games/{game['id']}/attempts", json=body).status_code == 201
+    out = tmp_path / "export"
+    assert companion(["export-corrections", str(out), "--db", str(db_path)]) == 0
+    label = json.loads((out / "labels.jsonl").read_text())
+    assert label["dice"][0]["value"] == "W" and label["dice"][0]["color"] == {"Wg": "green", "Wr": "red"}[dice[0]]
+    assert label["dice"][0]["box"] == read[0]["box"]
+    assert (out / label["image"]).read_bytes() == path.read_bytes()
+
+
+@pytest.mark.skipif(not models_ready(), reason="needs models/*.onnx (trained by the vision task)")
+@pytest.mark.skipif(not sample_photos(), reason="needs sample_images/ (made by the data generator)")
+def test_reading_without_keeping_stores_no_photo(client, app):
+    path = sample_photos()[0]
+    response = client.post("/api/read", data={"photo": (io.BytesIO(path.read_bytes()), path.name)},
+                           content_type="multipart/form-data")
+    assert response.status_code == 200 and response.json["reading"]["dice"]
+    with sqlite3.connect(app.extensions["companion"]["store"].path) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM photos").fetchone()[0] == 0

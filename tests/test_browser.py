@@ -173,3 +173,18 @@ def test_a_photo_is_read_outlined_and_corrected_by_tapping(page):
     page.click("#confirm")
     expect(page.locator(".history li")).to_have_count(1)
     expect(page.locator(".history li")).to_contain_text(new)
+
+
+def test_lan_mode_page_works_after_joining_with_the_code(browser, server_factory):
+    with server_factory(join_code="join-me") as server:
+        context = browser.new_context(viewport=PHONE, base_url=server.url)
+        page = context.new_page()
+        refused = page.goto("/")
+        assert refused.status == 403 and "join code" in page.content()
+        page.goto("/?code=join-me")
+        page.fill("#players li:nth-child(1) input", "Ann")
+        page.fill("#players li:nth-child(2) input", "Bob")
+        page.click("#start-game")
+        expect(page.locator("#current-player")).to_have_text("Ann")
+        expect(page.locator("#live")).to_be_visible()  # the event stream got in with the cookie too
+        context.close()
