@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import cv2
 import numpy as np
@@ -91,6 +92,32 @@ def _motion_kernel(length: float, angle_deg: float) -> np.ndarray:
     return kernel / kernel.sum()
 
 
+NOISE_BANK_SIZE = 1024
+
+
+@lru_cache(maxsize=1)
+def _noise_bank() -> np.ndarray:
+    """Sensor noise made once per process (fixed seed); each photo reads a random window.
+    Fine luma grain plus coarser colour blotches, as phone sensors show."""
+    rng = np.random.default_rng(0)
+    n = NOISE_BANK_SIZE
+    luma = rng.standard_normal((n, n, 1), dtype=np.float32)
+    chroma = cv2.resize(rng.standard_normal((n // 2, n // 2, 3), dtype=np.float32) * 0.5, (n, n), interpolation=cv2.INTER_LINEAR)
+    return np.ascontiguousarray(luma + chroma)
+
+
+def _noise_field(rng: np.random.Generator, h: int, w: int) -> np.ndarray:
+    bank = _noise_bank()
+    if h <= bank.shape[0] and w <= bank.shape[1]:
+        y = int(rng.integers(0, bank.shape[0] - h + 1))
+        x = int(rng.integers(0, bank.shape[1] - w + 1))
+        return bank[y : y + h, x : x + w]
+    # Phone-size photos (the samples only): fresh noise of the same make-up.
+    luma = rng.standard_normal((h, w, 1), dtype=np.float32)
+    chroma = rng.standard_normal((h // 2 + 1, w // 2 + 1, 3), dtype=np.float32) * 0.5
+    return luma + cv2.resize(chroma, (w, h), interpolation=cv2.INTER_LINEAR)
+
+
 def apply_effects(rng: np.random.Generator, image: np.ndarray, fx: CameraEffects, focus: np.ndarray | None = None) -> np.ndarray:
     """Linear-ish float RGB scene -> 8-bit RGB photo (before JPEG). OpenCV calls, for speed."""
     h, w = image.shape[:2]
@@ -110,12 +137,5 @@ def apply_effects(rng: np.random.Generator, image: np.ndarray, fx: CameraEffects
     lut = np.clip(((np.arange(256) / 255.0) ** fx.gamma) * 255.0 + 0.5, 0, 255).astype(np.uint8)
     out = cv2.LUT(out, lut)
     if fx.noise > 0:
-        # cv2's generator is much faster than numpy's; seeded from ours to stay deterministic.
-        cv2.setRNGSeed(int(rng.integers(2**31 - 1)))
-        luma = np.empty((h, w), np.float32)
-        cv2.randn(luma, 0.0, fx.noise * 255.0)
-        chroma = np.empty((h // 2 + 1, w // 2 + 1, 3), np.float32)
-        cv2.randn(chroma, (0.0, 0.0, 0.0), (fx.noise * 128.0,) * 3)
-        noise = cv2.resize(chroma, (w, h), interpolation=cv2.INTER_LINEAR) + luma[:, :, None]
-        out = cv2.convertScaleAbs(cv2.add(out.astype(np.float32), noise))
+        out = cv2.convertScaleAbs(cv2.scaleAdd(_noise_field(rng, h, w), fx.noise * 255.0, out.astype(np.float32)))
     return out
