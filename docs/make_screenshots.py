@@ -118,8 +118,8 @@ def shoot(page, base: str, game: dict, solo: dict, size: str) -> None:
     page.click("#picker [data-act=cancel]")
     page.screenshot(path=OUT / f"{size}-turn.png")
     if size == "phone":
-        page.locator(".pad").scroll_into_view_if_needed()
-        page.locator(".pad").screenshot(path=OUT / f"{size}-scorepad.png")
+        page.evaluate("window.scrollTo(0, document.querySelector('.pad').offsetTop - 60)")
+        page.screenshot(path=OUT / f"{size}-scorepad.png")
 
     page.goto(f"{base}/#/game/{solo['id']}")
     page.wait_for_selector(".banner.over")
