@@ -102,8 +102,11 @@ class Store:
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as conn:
+        conn = self._connect()
+        try:
             self._migrate(conn)
+        finally:
+            conn.close()
 
     # -- connections -------------------------------------------------------------------
 
