@@ -130,7 +130,9 @@ def _keep_a_natural_in_each(slots: list[list[int | None]], demands: list[list[in
                 break
 
 
-def _hand_over(giver: list[int | None], giver_demand: list[int], taker: list[int | None], taker_demand: list[int]) -> bool:
+def _hand_over(
+    giver: list[int | None], giver_demand: list[int], taker: list[int | None], taker_demand: list[int]
+) -> bool:
     """Move one natural the taker also wants from a giver that keeps at least one; True if done."""
     spare = [s for s, i in enumerate(giver) if i is not None]
     if len(spare) < 2:
