@@ -253,25 +253,15 @@ def _one_reading(tokens: list[DieToken], reading: tuple[int, ...], rolls_left: i
         p = sum(f[0] for f in per_colour)
         s = sum(f[1] for f in per_colour)
         return p, s, s.copy(), p.copy(), s.copy()
-    colour_of_token = np.array([COLORS.index(t.face.color) for t in tokens])
-    kept_of = np.stack([bits[:, colour_of_token == c].sum(axis=1) for c in range(NCOL)], axis=1)
-    rerolled = len(tokens) - bits.sum(axis=1)
-    feasible = rerolled[:, None] + kept_of >= group_size()  # colours that can still reach 7
+    # Two rolls left: the chance is exact from the class DP (it hedges between colours). For
+    # the score, "keep this, then play for colour c" is exact per colour: the best colour is
+    # a lower bound on the best play, and the sum over colours an upper bound.
     p_exact = _class_figure(tokens, reading, tables, bits)
-    cf_p = np.stack([f[0] for f in per_colour], axis=1)
-    cf_s = np.stack([f[1] for f in per_colour], axis=1)
-    sf_s = np.stack([f[2] for f in per_colour], axis=1)
-    sf_p = np.stack([f[3] for f in per_colour], axis=1)
+    cf_p, cf_s, sf_s, sf_p = (np.stack([f[k] for f in per_colour], axis=1) for k in range(4))
     rows = np.arange(len(bits))
-    # Best single colour for each objective, lexicographically, among those still possible.
-    best_cf = _lex_best(np.where(feasible, cf_p, -1.0), cf_s)
-    best_sf = _lex_best(np.where(feasible, sf_s, -1.0), sf_p)
-    none = ~feasible.any(axis=1)
-    cs = np.where(none, 0.0, cf_s[rows, best_cf])
-    ss = np.where(none, 0.0, sf_s[rows, best_sf])
-    sp = np.where(none, 0.0, sf_p[rows, best_sf])
-    upper = np.where(feasible, sf_s, 0.0).sum(axis=1)
-    return p_exact, cs, ss, sp, upper
+    best_cf = _lex_best(cf_p, cf_s)
+    best_sf = _lex_best(sf_s, sf_p)
+    return p_exact, cf_s[rows, best_cf], sf_s[rows, best_sf], sf_p[rows, best_sf], sf_s.sum(axis=1)
 
 
 def _lex_best(primary: np.ndarray, secondary: np.ndarray) -> np.ndarray:
