@@ -281,14 +281,14 @@ def _uploaded_photo() -> tuple[bytes, str]:
 
 
 def _sniff_mime(data: bytes, declared: str | None) -> str:
-    # Serve the photo back with the type its bytes say, not what the client claimed.
-    if data.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return declared if declared and declared.startswith("image/") else "application/octet-stream"
+    """The type the bytes are (Pillow's reading of the header), not what the client claimed."""
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            return Image.MIME.get(image.format or "", "application/octet-stream")
+    except Exception:  # noqa: BLE001 - the reader refuses it later with a clear message
+        return declared if declared and declared.startswith("image/") else "application/octet-stream"
 
 
 def _turn_message(text: str) -> str:

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import mimetypes
 import sys
 from pathlib import Path
 
 from companion.store import Store, default_db_path
 
 _EXT = {"image/jpeg": ".jpg", "image/png": ".png", "image/webp": ".webp"}
+
+
+def _extension(mime: str) -> str:
+    return _EXT.get(mime) or mimetypes.guess_extension(mime) or ".bin"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -52,7 +57,7 @@ def export(store: Store, out: Path, include_unboxed: bool = False) -> tuple[int,
             if labels.get("unboxed", 0) and not include_unboxed:
                 skipped += 1
                 continue
-            name = f"images/{written:06d}{_EXT.get(photo.mime, '.jpg')}"
+            name = f"images/{written:06d}{_extension(photo.mime)}"
             (out / name).write_bytes(photo.data)
             line = {
                 "image": name,
