@@ -121,9 +121,27 @@ def shoot(page, base: str, game: dict, solo: dict, size: str) -> None:
         page.evaluate("window.scrollTo(0, document.querySelector('.pad').offsetTop - 60)")
         page.screenshot(path=OUT / f"{size}-scorepad.png")
 
+    photo = sample_photo()
+    if photo is not None:
+        page.goto(f"{base}/#/game/{game['id']}")
+        page.wait_for_selector("#current-player")
+        page.set_input_files("#photo-input", str(photo))
+        page.wait_for_selector("#photo:not([hidden]) #overlay .die-outline", timeout=60_000)
+        page.wait_for_selector("#verdict")
+        page.screenshot(path=OUT / f"{size}-photo.png", full_page=size == "phone")
+        page.click("#clear")
+
     page.goto(f"{base}/#/game/{solo['id']}")
     page.wait_for_selector(".banner.over")
     page.screenshot(path=OUT / f"{size}-solitaire-over.png", full_page=True)
+
+
+def sample_photo() -> Path | None:
+    """The first sample photo, when the models exist to read it."""
+    from companion.vision.models import models_present
+
+    photos = sorted(p for p in (REPO / "sample_images").glob("*") if p.suffix.lower() in {".jpg", ".jpeg", ".png", ".webp"})
+    return photos[0] if photos and models_present() else None
 
 
 if __name__ == "__main__":
