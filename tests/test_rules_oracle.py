@@ -81,3 +81,32 @@ def test_evaluator_matches_the_oracle_on_seeded_rolls_of_few_numbers():
         for phase in range(1, 11):
             for strict in (False, True):
                 agree(phase, roll, strict)
+
+
+def sweep(count: int, seed: int) -> int:
+    """Long check outside pytest: `count` mixed rolls, every phase, both rules; returns checks."""
+    rng = random.Random(seed)
+    dice = standard_set().dice
+    checks = 0
+    for k in range(count):
+        if k % 3 == 0:  # the physical set, some of its dice
+            roll = [rng.choice(d.faces) for d in dice]
+            rng.shuffle(roll)
+            roll = roll[: rng.randint(1, 10)]
+        elif k % 3 == 1:  # any faces
+            roll = [Face(rng.choice([None] * 3 + list(range(1, 11))), rng.choice(COLORS)) for _ in range(rng.randint(1, 10))]
+        else:  # one to three numbers and wilds
+            numbers = rng.sample(range(1, 11), rng.randint(1, 3))
+            roll = [Face(rng.choice([None, *numbers]), rng.choice(COLORS)) for _ in range(rng.randint(5, 10))]
+        for phase in range(1, 11):
+            for strict in (False, True):
+                agree(phase, roll, strict)
+                checks += 1
+    return checks
+
+
+if __name__ == "__main__":
+    # .venv/bin/python tests/test_rules_oracle.py ROLLS SEED
+    import sys
+
+    print(f"{sweep(int(sys.argv[1]), int(sys.argv[2])):,} evaluations agree with the oracle")
