@@ -67,6 +67,7 @@ class Appearance:
     glyph_height: float  # numeral height as a fraction of the face
     bevel: float  # rounded-edge width as a fraction of the face
     gloss: float  # 0 matte .. 1 glossy plastic
+    ink_strength: float = 1.0  # below 1: faded or thin paint that lets the body show through
 
     def conditions(self) -> dict:
         return {
@@ -78,6 +79,7 @@ class Appearance:
             "wild_style": self.wild_style,
             "ink_rgb": {c.value: [round(v * 255) for v in rgb] for c, rgb in self.inks.items()},
             "gloss": round(self.gloss, 2),
+            "ink_strength": round(self.ink_strength, 2),
         }
 
 
@@ -138,4 +140,5 @@ def sample_appearance(rng: np.random.Generator, split: str) -> Appearance:
         glyph_height=float(rng.uniform(0.42, 0.66)),
         bevel=float(rng.uniform(0.06, 0.14)),
         gloss=float(rng.beta(2, 3)),
+        ink_strength=float(rng.uniform(0.7, 1.0)) if rng.random() < 0.25 else 1.0,
     )

@@ -217,7 +217,11 @@ class CubeLook:
 
 
 def phase10_look(app: Appearance, die: Die) -> CubeLook:
-    return CubeLook(app.body_rgb, app.bevel, app.gloss, lambda i, size: numeral_ink(app, die.faces[i], size))
+    def ink(index: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+        mask, rgb = numeral_ink(app, die.faces[index], size)
+        return (mask * app.ink_strength if app.ink_strength < 1.0 else mask), rgb
+
+    return CubeLook(app.body_rgb, app.bevel, app.gloss, ink)
 
 
 def face_texture(look: CubeLook, index: int, size: int, shade: float, edge_gain: float, glare: float, rng: np.random.Generator) -> np.ndarray:

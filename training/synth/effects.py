@@ -34,6 +34,8 @@ class CameraEffects:
     motion_angle: float
     noise: float  # std of sensor noise, 0..1 scale
     jpeg_quality: int
+    sharpen: float = 0.0  # phone unsharp-mask strength (halos around edges)
+    tint: tuple[float, float, float] = (1.0, 1.0, 1.0)  # a second light's colour on one side
 
     def conditions(self) -> dict:
         return {
@@ -44,6 +46,8 @@ class CameraEffects:
             "blur_px": round(self.blur_px, 2),
             "noise": round(self.noise, 4),
             "jpeg_quality": self.jpeg_quality,
+            "sharpen": round(self.sharpen, 2),
+            "two_lights": self.tint != (1.0, 1.0, 1.0),
         }
 
 
@@ -64,6 +68,8 @@ def sample_effects(rng: np.random.Generator, light_rgb: np.ndarray) -> CameraEff
         motion_angle=float(rng.uniform(0, 180)),
         noise=float(rng.choice([rng.uniform(0.0, 0.012), rng.uniform(0.01, 0.045)])),
         jpeg_quality=int(rng.integers(40, 96)),
+        sharpen=float(rng.uniform(0.3, 1.2)) if rng.random() < 0.4 else 0.0,
+        tint=tuple(float(c) for c in kelvin_rgb(rng.uniform(2600, 8000))) if rng.random() < 0.2 else (1.0, 1.0, 1.0),
     )
 
 
@@ -80,7 +86,10 @@ def _illumination(shape: tuple[int, int], fx: CameraEffects) -> np.ndarray:
     ramp = np.cos(fx.gradient_angle) * xs + np.sin(fx.gradient_angle) * ys
     radial = (xs ** 2 + ys ** 2) / 2
     small = ((1.0 + fx.gradient * ramp / 2) * (1.0 - fx.vignette * radial)).astype(np.float32)
-    return cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
+    # A second light (window vs lamp) colours the side the gradient rises towards.
+    side = np.clip(ramp, 0, 1)[:, :, None]
+    colour = (1.0 + (np.asarray(fx.tint, np.float32) - 1.0) * side * 0.6).astype(np.float32)
+    return cv2.resize(small[:, :, None] * colour, (w, h), interpolation=cv2.INTER_LINEAR)
 
 
 def _motion_kernel(length: float, angle_deg: float) -> np.ndarray:
@@ -121,10 +130,10 @@ def _noise_field(rng: np.random.Generator, h: int, w: int) -> np.ndarray:
 def apply_effects(rng: np.random.Generator, image: np.ndarray, fx: CameraEffects, focus: np.ndarray | None = None) -> np.ndarray:
     """Linear-ish float RGB scene -> 8-bit RGB photo (before JPEG). OpenCV calls, for speed."""
     h, w = image.shape[:2]
-    illum = _illumination((h, w), fx)
+    illum = _illumination((h, w), fx)  # (h, w, 3)
     blur_px = fx.blur_px * max(1.0, max(h, w) / 960)  # blur is sampled for training-size photos
     gains = np.asarray(fx.wb_gain, np.float32) * np.float32(fx.exposure)
-    img = cv2.multiply(image, cv2.merge([illum * gains[0], illum * gains[1], illum * gains[2]]))
+    img = cv2.multiply(image, (illum * gains).astype(np.float32))
     if fx.blur_kind == "defocus" and focus is not None:
         # Depth of field: sharp at the focused depth, blurred (up to 2.5x) away from it.
         far = cv2.GaussianBlur(img, (0, 0), blur_px * 2.5)
@@ -133,6 +142,8 @@ def apply_effects(rng: np.random.Generator, image: np.ndarray, fx: CameraEffects
         img = cv2.GaussianBlur(img, (0, 0), blur_px)
     elif fx.blur_kind == "motion":
         img = cv2.filter2D(img, -1, _motion_kernel(blur_px, fx.motion_angle))
+    if fx.sharpen > 0:
+        img = cv2.addWeighted(img, 1.0 + fx.sharpen, cv2.GaussianBlur(img, (0, 0), 1.2), -fx.sharpen, 0.0)
     out = cv2.convertScaleAbs(img, alpha=255.0)
     lut = np.clip(((np.arange(256) / 255.0) ** fx.gamma) * 255.0 + 0.5, 0, 255).astype(np.uint8)
     out = cv2.LUT(out, lut)

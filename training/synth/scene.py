@@ -19,7 +19,7 @@ from training.synth.textures import render_table, table_kinds
 
 SIZES = ((640, 480), (800, 600), (960, 720), (854, 480), (960, 540), (480, 640), (600, 800), (720, 960))
 MIN_FACE_PX, MAX_FACE_PX = 25.0, 200.0
-GENERATOR_VERSION = 2  # recorded in every label: datasets may mix images of several versions
+GENERATOR_VERSION = 3  # recorded in every label: datasets may mix images of several versions
 TABLE_STEP = 2  # table texture resolution: one sample per 2x2 pixels (4x faster, camera blur hides it)
 
 
@@ -279,6 +279,9 @@ def render_scene(rng: np.random.Generator, split: str, opts: SceneOptions = Scen
     hand = False
     if opts.clutter != 0 and rng.random() < 0.12:
         hand = draw_hand(rng, canvas, _dice_mask(cam, dice))
+    body_shadow = not opts.clean and rng.random() < 0.12
+    if body_shadow:
+        _photographer_shadow(rng, canvas, light)
     canvas *= light_rgb.astype(np.float32)
     fx = neutral_effects() if opts.clean else sample_effects(rng, light_rgb)
     if opts.noise_max is not None:
@@ -287,7 +290,7 @@ def render_scene(rng: np.random.Generator, split: str, opts: SceneOptions = Scen
     image = apply_effects(rng, canvas, fx, depth)
     labels = [lab for lab in (_label(cam, d) for d in dice) if lab is not None]
     conditions = _conditions(split, app, cam, light, kind, fx, dice, items, out_of_frame)
-    conditions.update({"pip_dice": len(pips), "hand": hand, "depth_of_field": depth is not None, "generator": GENERATOR_VERSION})
+    conditions.update({"pip_dice": len(pips), "hand": hand, "photographer_shadow": body_shadow, "depth_of_field": depth is not None, "generator": GENERATOR_VERSION})
     return Photo(image, labels, conditions)
 
 
@@ -298,6 +301,16 @@ def _dice_mask(cam: Camera, dice: list[PlacedDie]) -> np.ndarray:
         hull = cv2.convexHull(cam.project(die.vertices()).astype(np.float32)).reshape(-1, 2)
         cv2.fillPoly(mask, [np.round(hull).astype(np.int32)], 1)
     return cv2.dilate(mask, np.ones((9, 9), np.uint8)) > 0
+
+
+def _photographer_shadow(rng: np.random.Generator, canvas: np.ndarray, light: Light) -> None:
+    """The soft shadow of the phone and the person holding it, over part of the scene."""
+    h, w = canvas.shape[:2]
+    small = np.zeros((48, 64), np.float32)
+    centre = (int(rng.uniform(-10, 74)), int(rng.uniform(-10, 58)))
+    cv2.ellipse(small, centre, (int(rng.uniform(15, 40)), int(rng.uniform(10, 30))), rng.uniform(0, 180), 0, 360, 1.0, -1)
+    shade = cv2.resize(cv2.GaussianBlur(small, (0, 0), rng.uniform(2, 6)), (w, h), interpolation=cv2.INTER_LINEAR)
+    canvas *= (1.0 - rng.uniform(0.3, 0.6) * (1 - light.ambient) * shade)[:, :, None]
 
 
 def _table_hotspot(rng: np.random.Generator, canvas: np.ndarray) -> None:

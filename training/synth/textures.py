@@ -12,7 +12,7 @@ from typing import Callable
 import cv2
 import numpy as np
 
-TABLES_TRAIN = ("wood", "wood", "felt", "cloth", "laminate", "checks", "stripes", "dots", "stone", "tiles", "paper-mat")
+TABLES_TRAIN = ("wood", "wood", "felt", "cloth", "laminate", "checks", "stripes", "dots", "stone", "tiles", "paper-mat", "printed-fabric", "newspaper")
 TABLES_VAL = ("marble", "tartan", "terrazzo", "wood", "felt")
 
 Rgb = np.ndarray
@@ -181,7 +181,56 @@ def terrazzo(rng, x, y):
     return out
 
 
+def _sample_rgb(tile: np.ndarray, x: np.ndarray, y: np.ndarray, period: float, angle: float) -> np.ndarray:
+    """A colour tile repeated every `period` die edges, turned by `angle`."""
+    u, v = _rotated(x, y, angle)
+    return _sample(tile, u, -v, 1.0 / period)  # tile rows run down the table, as print does
+
+
+def printed_fabric(rng, x, y):
+    """A printed tablecloth: a repeating tile of random flowers/leaves/spots in a few colours."""
+    n = 192
+    ground = _hsv(rng.uniform(0, 1), rng.uniform(0, 0.6), rng.uniform(0.4, 0.98))
+    tile = np.ones((n, n, 3), np.float32) * ground
+    palette = [_hsv(rng.uniform(0, 1), rng.uniform(0.2, 0.9), rng.uniform(0.2, 0.95)) for _ in range(3)]
+    for _ in range(int(rng.integers(6, 20))):
+        colour = palette[int(rng.integers(3))].tolist()
+        cx, cy = (int(c) for c in rng.integers(0, n, 2))
+        a, b = (int(r) for r in rng.integers(4, 24, 2))
+        for dx in (-n, 0, n):  # draw wrapped copies so the tile repeats without seams
+            for dy in (-n, 0, n):
+                cv2.ellipse(tile, (cx + dx, cy + dy), (a, b), float(rng.uniform(0, 180)), 0, 360, colour, -1, cv2.LINE_AA)
+    return _sample_rgb(cv2.GaussianBlur(tile, (0, 0), 0.8), x, y, rng.uniform(4, 14), rng.uniform(0, np.pi))
+
+
+def newspaper(rng, x, y):
+    """Printed text under the dice: digits and letters everywhere (distractors)."""
+    from training.synth.fonts import available_fonts, glyph_mask
+
+    fonts = available_fonts()
+    n = 256
+    paper = _hsv(rng.uniform(0.08, 0.15), rng.uniform(0.0, 0.15), rng.uniform(0.75, 0.95))
+    ink_layer = np.zeros((n, n), np.float32)
+    font = fonts[int(rng.integers(len(fonts)))]
+    line_h = int(rng.integers(10, 22))
+    for row in range(0, n - line_h, line_h + 4):
+        col = 2
+        while col < n - line_h:
+            text = str(rng.choice(list("0123456789ABCDEFGHKMNPRSTWxyzaeo")))
+            glyph = glyph_mask(font, text, 0).astype(np.float32) / 255.0
+            w = max(1, int(glyph.shape[1] * line_h / glyph.shape[0]))
+            if col + w >= n:
+                break
+            ink_layer[row : row + line_h, col : col + w] = cv2.resize(glyph, (w, line_h), interpolation=cv2.INTER_AREA)
+            col += w + int(rng.integers(1, 6)) + (line_h if rng.random() < 0.15 else 0)
+    ink = _hsv(0, 0, rng.uniform(0.05, 0.3)) if rng.random() < 0.8 else _hsv(rng.uniform(0, 1), 0.8, 0.6)
+    tile = _mix(paper, ink, ink_layer)
+    # Letters from about a fifth of a die (newsprint) to a whole die (posters, menus).
+    return _sample_rgb(tile, x, y, rng.uniform(3, 14), rng.uniform(0, np.pi))
+
+
 KINDS: dict[str, Callable] = {
+    "printed-fabric": printed_fabric, "newspaper": newspaper,
     "wood": wood, "felt": felt, "cloth": cloth, "laminate": laminate, "checks": checks, "stripes": stripes,
     "dots": dots, "stone": stone, "tiles": tiles, "paper-mat": paper_mat, "marble": marble, "tartan": tartan,
     "terrazzo": terrazzo,
