@@ -67,13 +67,20 @@ def _die(d: dict) -> LabelledDie:
     return LabelledDie(value, Color.parse(d["color"]), d.get("die"), box, poly, truncated, visible)
 
 
-def read_dataset(folder: str | Path) -> list[LabelledImage]:
+def read_dataset(folder: str | Path, limit: int = 0) -> list[LabelledImage]:
+    """The labelled photos of a dataset folder (the first `limit` only, when given).
+
+    A generator may still be appending to labels.jsonl: a last line without its newline is
+    not complete yet and is left out.
+    """
     folder = Path(folder)
     out = []
     with open(folder / "labels.jsonl", encoding="utf-8") as fh:
         for line in fh:
-            if not line.strip():
+            if not line.endswith("\n") or not line.strip():
                 continue
+            if limit and len(out) >= limit:
+                break
             row = json.loads(line)
             dice = tuple(_die(d) for d in row.get("dice", []))
             out.append(LabelledImage(folder / row["image"], int(row["width"]), int(row["height"]), dice,
@@ -105,16 +112,32 @@ class Cache:
     crop_image: np.ndarray  # (m,) which image
 
 
-def build_cache(folder: str | Path, cache_dir: str | Path, log=print) -> Cache:
-    """Decode every photo once (as the run-time does) and keep what the two trainings need."""
+def build_cache(folder: str | Path, cache_dir: str | Path, log=print, limit: int = 0) -> Cache:
+    """Decode every photo once (as the run-time does) and keep what the two trainings need.
+
+    The cache is kept while the photos it was made from are the same (the first `limit`, or
+    all when 0) and the crop settings have not changed.
+    """
+    import fcntl
+
     cache_dir = Path(cache_dir)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    # two trainings started together must not write the same cache at once
+    with open(cache_dir / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _build_cache_locked(folder, cache_dir, log, limit)
+
+
+def _build_cache_locked(folder: str | Path, cache_dir: Path, log, limit: int) -> Cache:
     marker = cache_dir / "done.json"
-    labels = Path(folder) / "labels.jsonl"
-    stamp = {"labels_mtime": labels.stat().st_mtime, "labels_size": labels.stat().st_size,
+    images = read_dataset(folder, limit)
+    stamp = {"images": len(images), "last": str(images[-1].path) if images else "",
+             "dice": sum(len(im.dice) for im in images),
              "det": DET_LONG_SIDE, "precrop": [PRECROP_CONTEXT, PRECROP_SIZE], "visible_min": VISIBLE_MIN}
     if marker.is_file() and json.loads(marker.read_text()) == stamp:
         return load_cache(cache_dir)
-    images = read_dataset(folder)
+    if marker.is_file():
+        marker.unlink()
     cache_dir.mkdir(parents=True, exist_ok=True)
     n = len(images)
     n_crops = sum(1 for im in images for d in im.dice if not d.ignored)
@@ -170,9 +193,9 @@ def load_cache(cache_dir: Path) -> Cache:
     )
 
 
-def cache_dir_for(data: str | Path) -> Path:
+def cache_dir_for(data: str | Path, limit: int = 0) -> Path:
     data = Path(data).resolve()
-    return data.parent / "cache" / data.name
+    return data.parent / "cache" / (data.name + (f"-{limit}" if limit else ""))
 
 
 # ---------------------------------------------------------------- networks (torch)

@@ -199,6 +199,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", required=True)
     ap.add_argument("--val")
+    ap.add_argument("--limit", type=int, default=0, help="train on the first N photos of --data only")
     ap.add_argument("--epochs", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--batch", type=int, default=16)
@@ -218,8 +219,8 @@ def main(argv=None) -> int:
     run_dir = Path(args.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     log = log_to(run_dir / "train.log")
-    train = build_cache(args.data, cache_dir_for(args.data), log)
-    val = build_cache(args.val, cache_dir_for(args.val), log) if args.val else None
+    train = build_cache(args.data, cache_dir_for(args.data, args.limit), log, args.limit)
+    val = build_cache(args.val, cache_dir_for(args.val, 500), log, 500) if args.val else None
     n = len(train.det_sizes)
     steps = args.epoch_steps or max(1, n // args.batch)
     model = build_detector()
@@ -266,7 +267,7 @@ def export(torch, model, out: Path, args, history: list) -> None:
     example = torch.zeros(1, 3, DET_LONG_SIDE * 3 // 4 // 32 * 32, DET_LONG_SIDE)
     last = history[-1] if history else {}
     meta = {"input_long_side": DET_LONG_SIDE, "stride": DET_STRIDE, "threshold": THRESHOLD,
-            "seed": args.seed, "epochs": last.get("epoch", 0), "data": args.data,
+            "seed": args.seed, "epochs": last.get("epoch", 0), "data": args.data, "limit": args.limit,
             "val_recall": last.get("recall", ""), "val_precision": last.get("precision", "")}
     export_onnx(model, example, out, "image", ["heat", "size"],
                 {"image": {2: "height", 3: "width"}, "heat": {2: "h4", 3: "w4"}, "size": {2: "h4", 3: "w4"}},

@@ -96,6 +96,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", required=True)
     ap.add_argument("--val")
+    ap.add_argument("--limit", type=int, default=0, help="train on the first N photos of --data only")
     ap.add_argument("--epochs", type=int, default=12)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--batch", type=int, default=256)
@@ -114,8 +115,8 @@ def main(argv=None) -> int:
     run_dir = Path(args.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     log = log_to(run_dir / "train.log")
-    train = build_cache(args.data, cache_dir_for(args.data), log)
-    val = build_cache(args.val, cache_dir_for(args.val), log) if args.val else None
+    train = build_cache(args.data, cache_dir_for(args.data, args.limit), log, args.limit)
+    val = build_cache(args.val, cache_dir_for(args.val, 500), log, 500) if args.val else None
     n = len(train.crop_value)
     steps = args.epoch_steps or max(1, n // args.batch)
     model = build_reader()
@@ -159,7 +160,7 @@ def main(argv=None) -> int:
             break
     last = history[-1] if history else {}
     meta = {"input_size": READER_SIZE, "context": READER_CONTEXT, "seed": args.seed,
-            "epochs": last.get("epoch", 0), "data": args.data, "val_face_acc": last.get("face_acc", "")}
+            "epochs": last.get("epoch", 0), "data": args.data, "limit": args.limit, "val_face_acc": last.get("face_acc", "")}
     export_onnx(model, torch.zeros(4, 3, READER_SIZE, READER_SIZE), Path(args.out), "crops", ["value", "color"],
                 {"crops": {0: "n"}, "value": {0: "n"}, "color": {0: "n"}}, meta)
     log(f"wrote {args.out} ({Path(args.out).stat().st_size / 1024:.0f} KB)")

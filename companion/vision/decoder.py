@@ -82,68 +82,70 @@ def face_likelihoods(value_probs: np.ndarray, color_probs: np.ndarray, dice_set:
     return np.maximum(pv * pc, _TINY)
 
 
-def _forward(log_l: np.ndarray, n_dice: int, combine) -> np.ndarray:
-    """fwd[i, mask]: combined weight of assigning detections 0..i-1 to exactly the dice in mask."""
-    n = log_l.shape[0]
-    size = 1 << n_dice
-    fwd = np.full((n + 1, size), -np.inf)
-    fwd[0, 0] = 0.0
-    masks = np.arange(size)
+@lru_cache(maxsize=4)
+def _transitions(n_dice: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """Per die d: the subsets without d, and the same subsets with d added."""
+    masks = np.arange(1 << n_dice)
+    out = []
+    for d in range(n_dice):
+        src = masks[(masks >> d) & 1 == 0]
+        out.append((src, src | (1 << d)))
+    return tuple(out)
+
+
+def _forward(weights: np.ndarray, n_dice: int, combine) -> np.ndarray:
+    """fwd[i, mask]: combined weight of assigning detections 0..i-1 to exactly the dice in mask.
+
+    Linear space is safe: each row of weights is scaled to a maximum of 1 and floored at 1e-12,
+    so a product over at most 10 detections stays far above the float64 underflow.
+    """
+    n = weights.shape[0]
+    fwd = np.zeros((n + 1, 1 << n_dice))
+    fwd[0, 0] = 1.0
     for i in range(n):
-        for d in range(n_dice):
-            src = masks[(masks >> d) & 1 == 0]
-            dst = src | (1 << d)
-            fwd[i + 1, dst] = combine(fwd[i + 1, dst], fwd[i, src] + log_l[i, d])
+        for d, (src, dst) in enumerate(_transitions(n_dice)):
+            fwd[i + 1, dst] = combine(fwd[i + 1, dst], fwd[i, src] * weights[i, d])
     return fwd
 
 
-def _backward(log_l: np.ndarray, n_dice: int) -> np.ndarray:
-    """bwd[i, mask]: log-sum over assignments of detections i..n-1 to dice outside mask."""
-    n = log_l.shape[0]
-    size = 1 << n_dice
-    bwd = np.full((n + 1, size), -np.inf)
-    bwd[n, :] = 0.0
-    masks = np.arange(size)
+def _backward(weights: np.ndarray, n_dice: int) -> np.ndarray:
+    """bwd[i, mask]: summed weight of assigning detections i..n-1 to dice outside mask."""
+    n = weights.shape[0]
+    bwd = np.zeros((n + 1, 1 << n_dice))
+    bwd[n, :] = 1.0
     for i in range(n - 1, -1, -1):
-        for d in range(n_dice):
-            src = masks[(masks >> d) & 1 == 0]
-            bwd[i, src] = np.logaddexp(bwd[i, src], log_l[i, d] + bwd[i + 1, src | (1 << d)])
+        for d, (src, dst) in enumerate(_transitions(n_dice)):
+            bwd[i, src] += weights[i, d] * bwd[i + 1, dst]
     return bwd
 
 
-def _map_assignment(log_best: np.ndarray, n_dice: int) -> list[int]:
+def _map_assignment(best: np.ndarray, n_dice: int) -> list[int]:
     """The assignment of detections to distinct dice with the largest product (Viterbi)."""
-    fwd = _forward(log_best, n_dice, np.maximum)
-    n = log_best.shape[0]
+    fwd = _forward(best, n_dice, np.maximum)
+    n = best.shape[0]
     mask = int(np.argmax(fwd[n]))
     dice = [0] * n
     for i in range(n - 1, -1, -1):
-        best, best_d = -np.inf, -1
-        for d in range(n_dice):
-            if mask >> d & 1:
-                score = fwd[i, mask ^ (1 << d)] + log_best[i, d]
-                if score > best:
-                    best, best_d = score, d
-        dice[i] = best_d
-        mask ^= 1 << best_d
+        scores = [fwd[i, mask ^ (1 << d)] * best[i, d] if mask >> d & 1 else -1.0 for d in range(n_dice)]
+        dice[i] = int(np.argmax(scores))
+        mask ^= 1 << dice[i]
     return dice
+
+
+def _scaled(weights: np.ndarray) -> np.ndarray:
+    return np.maximum(weights / weights.max(axis=1, keepdims=True), _TINY)
 
 
 def die_posteriors(like: np.ndarray) -> np.ndarray:
     """(n, dice): P(detection i is die d) over all one-to-one assignments, exactly."""
     n, n_dice, _ = like.shape
-    log_l = np.log(like.sum(axis=2))
-    fwd = _forward(log_l, n_dice, np.logaddexp)
-    bwd = _backward(log_l, n_dice)
-    log_z = np.logaddexp.reduce(fwd[n])
-    size = 1 << n_dice
-    masks = np.arange(size)
+    weights = _scaled(like.sum(axis=2))
+    fwd = _forward(weights, n_dice, np.add)
+    bwd = _backward(weights, n_dice)
+    z = fwd[n].sum()
     post = np.zeros((n, n_dice))
-    for i in range(n):
-        for d in range(n_dice):
-            src = masks[(masks >> d) & 1 == 0]
-            terms = fwd[i, src] + log_l[i, d] + bwd[i + 1, src | (1 << d)]
-            post[i, d] = np.exp(np.logaddexp.reduce(terms) - log_z)
+    for d, (src, dst) in enumerate(_transitions(n_dice)):
+        post[:, d] = (fwd[:n, src] * bwd[1:, dst]).sum(axis=1) * weights[:, d] / z
     return post
 
 
@@ -165,20 +167,18 @@ def decode(
     if n > n_dice:
         raise ValueError(f"{n} detections cannot be assigned to a set of {n_dice} dice")
     like = face_likelihoods(value_probs, color_probs, dice_set)
-    assigned = _map_assignment(np.log(like.max(axis=2)), n_dice)
+    assigned = _map_assignment(_scaled(like.max(axis=2)), n_dice)
     post = die_posteriors(like)
     # P(face f of die d | detection i is die d), per detection
     face_given_die = like / like.sum(axis=2, keepdims=True)
+    share = post[:, :, None] * face_given_die  # (n, dice, 6): P(detection i shows face k of die d)
     out = []
     for i, d in enumerate(assigned):
-        face = lay.faces[d][int(np.argmax(like[i, d]))]
+        k = int(np.argmax(like[i, d]))
+        face = lay.faces[d][k]
         # the decoded face may sit on several dice: add up their shares
-        conf = sum(
-            post[i, dd] * face_given_die[i, dd, k]
-            for dd in range(n_dice)
-            for k, f in enumerate(lay.faces[dd])
-            if f == face
-        )
+        same = (lay.value_idx == lay.value_idx[d, k]) & (lay.color_idx == lay.color_idx[d, k])
+        conf = float(share[i][same].sum())
         best_die = int(np.argmax(post[i]))
         die_p = float(post[i, best_die])
         die_id = lay.ids[d] if best_die == d and die_p >= settings.die_min_posterior else None
