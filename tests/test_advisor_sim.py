@@ -80,7 +80,7 @@ def test_following_the_score_advice_scores_as_predicted(phase, turns):
 
 def test_phase8_turns_complete_as_predicted_and_score_within_the_bounds():
     phase, turns = 8, 1000
-    exact_p = float(colour_tables().completion.keep[3][0].flat[0])
+    exact_p = colour_tables().fresh_p_complete
     rng = random.Random(8008)
     made, scores, lows, highs = 0, [], [], []
     for _ in range(turns):

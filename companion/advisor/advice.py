@@ -11,7 +11,7 @@ import numpy as np
 from companion.advisor.assignment import assignments
 from companion.advisor.colour_model import NCOL, ColourClasses, SingleColour, class_completion, group_size, single_colour
 from companion.advisor.colour_model import PHASE as COLOUR_PHASE
-from companion.advisor.product_dp import TIE, Solution
+from companion.advisor.product_dp import TIE
 from companion.advisor.value_model import ValueTables, build_value_tables
 from companion.dice import COLORS, DiceError, DiceSet, DieToken, Face, standard_set
 from companion.rules.evaluation import HouseRules
@@ -216,17 +216,26 @@ def _value_values(
 @dataclass(frozen=True)
 class ColourTables:
     classes: ColourClasses
-    completion: Solution  # exact chance with hedging (class DP)
+    completion: np.ndarray  # W_2 of the class DP: the exact chance, hedging included
+    fresh_p_complete: float  # a fresh turn's best chance
     colours: tuple[SingleColour, ...]  # playing for one colour, numbers included
+
+    @property
+    def nbytes(self) -> int:
+        arrays = [self.completion]
+        for sc in self.colours:
+            for sol in (sc.complete_first, sc.score_first):
+                arrays += [a for pair in sol.keep.values() for a in pair]
+        return sum(a.nbytes for a in arrays)
 
 
 @lru_cache(maxsize=4)
 def colour_tables(rules: HouseRules = _DEFAULT_RULES, dice_set: DiceSet | None = None) -> ColourTables:
     """Phase 8's tables, built on first use (about a second) and kept in memory."""
     dice_set = dice_set or standard_set()
-    classes, completion = class_completion(dice_set, rules)
+    classes, completion, fresh_p = class_completion(dice_set, rules)
     colours = tuple(single_colour(dice_set, c, rules) for c in range(NCOL))
-    return ColourTables(classes, completion, colours)
+    return ColourTables(classes, completion, fresh_p, colours)
 
 
 def _colour_values(
@@ -279,7 +288,8 @@ def _single_colour_figures(tokens, reading, rolls_left: int, sc: SingleColour, b
     per_die = np.empty_like(per_token)
     per_die[:, list(reading)] = per_token
     at = tuple(per_die[:, d] for d in range(n))
-    cf, sf = sc.complete_first.keep[rolls_left], sc.score_first.keep[rolls_left]
+    cf = sc.complete_first.keep[rolls_left]
+    sf = sc.score_first.keep[2] if rolls_left == 2 else cf[::-1]
     return cf[0][at], cf[1][at], sf[0][at], sf[1][at]
 
 
@@ -293,4 +303,4 @@ def _class_figure(tokens, reading, tables: ColourTables, bits: np.ndarray) -> np
             if classes.die_class[d] == k:
                 onehot[t, COLORS.index(token.face.color)] = 1
         index.append(group.codes(bits @ onehot))
-    return tables.completion.keep[2][0][tuple(index)]
+    return tables.completion[tuple(index)]

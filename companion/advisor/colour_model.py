@@ -83,8 +83,9 @@ def colour_classes(dice_set: DiceSet) -> ColourClasses:
     return ColourClasses(tuple(groups), tuple(die_class))
 
 
-def class_completion(dice_set: DiceSet, rules: HouseRules) -> tuple[ColourClasses, Solution]:
-    """Exact best chance of completing, with hedging, for up to 3 rolls (keep tables W_1..W_3)."""
+def class_completion(dice_set: DiceSet, rules: HouseRules) -> tuple[ColourClasses, np.ndarray, float]:
+    """Exact best chance of completing, with hedging: W_2 on every kept class multiset, and
+    a fresh turn's chance (W_3 of keeping nothing)."""
     classes = colour_classes(dice_set)
     fulls = [g.full() for g in classes.groups]
     shape = tuple(len(f) for f in fulls)
@@ -96,7 +97,9 @@ def class_completion(dice_set: DiceSet, rules: HouseRules) -> tuple[ColourClasse
         # Any number stands in: completion depends on the colour counts only.
         faces = [Face(5, col) for col, n in zip(COLORS, totals) for _ in range(n)]
         complete[pos] = 1.0 if score_of(faces, rules) is not None else 0.0
-    return classes, solve(classes.groups, complete, np.zeros(shape), ROLLS_PER_TURN)
+    # The chance has no secondary figure: the tie-break array is all zeros.
+    solution = solve(classes.groups, complete, np.zeros(shape), ROLLS_PER_TURN)
+    return classes, solution.keep[ROLLS_PER_TURN - 1][0], float(solution.keep[ROLLS_PER_TURN][0].flat[0])
 
 
 # ---- Score: one colour at a time -------------------------------------------------------
@@ -106,7 +109,8 @@ def class_completion(dice_set: DiceSet, rules: HouseRules) -> tuple[ColourClasse
 class SingleColour:
     """Playing for one colour c. Per die d the options are 0: not c, j >= 1: its j-th face
     of colour c (faces[d]); a die's table axis also has the rerolled slot.
-    complete_first / score_first hold keep tables W_1 (last roll) and W_2."""
+    complete_first holds keep tables W_1 (last roll: the same for both objectives) and W_2;
+    score_first holds W_2."""
 
     colour: int
     faces: list[list[Face]]
@@ -137,6 +141,10 @@ def single_colour(dice_set: DiceSet, colour: int, rules: HouseRules) -> SingleCo
                 complete[pos], score[pos] = 1.0, result
     by_completion = solve(groups, complete, score, ROLLS_PER_TURN - 1)
     by_score = solve(groups, score, complete, ROLLS_PER_TURN - 1)
+    # Only the keep tables are used; on the last roll both objectives share W_1.
+    by_completion.full.clear()
+    by_score.full.clear()
+    by_score.keep.pop(1)
     return SingleColour(colour, faces, groups, by_completion, by_score)
 
 

@@ -34,15 +34,14 @@ def fresh_turn(phase: int, rules: HouseRules = _DEFAULT_RULES, dice_set: DiceSet
     key_set = None if dice_set is None or dice_set is standard_set() else dice_set
     if phase != COLOUR_PHASE:
         tables = value_tables(phase, rules, key_set)
-        empty = tuple(0 for _ in tables.vg.groups)
-        cp, cs = (float(t[empty]) for t in tables.complete_first.keep[ROLLS])
-        ss, sp = (float(t[empty]) for t in tables.score_first.keep[ROLLS])
+        cp, cs = tables.fresh["complete"]
+        ss, sp = tables.fresh["score"]
         return FreshTurn(phase, cp, cs, sp, ss)
     return _colour_fresh_turn(rules, dice_set or standard_set(), key_set)
 
 
 def _colour_fresh_turn(rules: HouseRules, dice_set: DiceSet, key_set: DiceSet | None) -> FreshTurn:
-    exact_p = float(colour_tables(rules, key_set).completion.keep[ROLLS][0].flat[0])
+    exact_p = colour_tables(rules, key_set).fresh_p_complete
     groups = colour_groups(dice_set)
     figures = {}
     for name, optimistic in (("mean", False), ("best", True)):

@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from companion.advisor.product_dp import Group, Solution, restrict_full, solve
+from companion.advisor.product_dp import Group, Solution, solve
 from companion.dice import Color, DiceSet, Face
 from companion.rules.evaluation import HouseRules
 from companion.rules.evaluator import best_score
@@ -86,12 +86,15 @@ class ValueTables:
             counts[g][self.vg.locate(v, g)] += 1
         return tuple(self.vg.groups[g].index[tuple(c)] for g, c in enumerate(counts))
 
-    def fresh_turn(self) -> tuple[float, float, float, float]:
-        """(p_complete, expected score) of a fresh turn for each objective's best play."""
-        empty = tuple(0 for _ in self.vg.groups)
-        cp, cs = (t[empty] for t in self.complete_first.keep[ROLLS_PER_TURN])
-        sp, ss = (t[empty] for t in self.score_first.keep[ROLLS_PER_TURN])
-        return float(cp), float(cs), float(ss), float(sp)
+    fresh: dict[str, tuple[float, float]]  # a fresh turn: objective -> (primary, secondary)
+
+    @property
+    def nbytes(self) -> int:
+        arrays = [self.final_complete, self.final_score]
+        for sol in (self.complete_first, self.score_first):
+            arrays += [a for pair in sol.keep.values() for a in pair]
+            arrays += [a for pair in sol.full.values() for a in pair]
+        return sum(a.nbytes for a in arrays)
 
 
 def build_value_tables(phase: int, dice_set: DiceSet, rules: HouseRules) -> ValueTables:
@@ -99,7 +102,13 @@ def build_value_tables(phase: int, dice_set: DiceSet, rules: HouseRules) -> Valu
     complete, score = final_rewards(phase, vg, rules)
     by_completion = solve(vg.groups, complete, score, ROLLS_PER_TURN)
     by_score = solve(vg.groups, score, complete, ROLLS_PER_TURN)
-    return ValueTables(vg, by_completion, by_score, complete, score)
+    # A decision has at most 2 rolls left; of W_3 only the empty keep (a fresh turn) is used.
+    empty = tuple(0 for _ in vg.groups)
+    fresh = {}
+    for name, sol in (("complete", by_completion), ("score", by_score)):
+        fresh[name] = tuple(float(t[empty]) for t in sol.keep.pop(ROLLS_PER_TURN))
+        sol.full.clear()  # V_r on full states is only needed while building
+    return ValueTables(vg, by_completion, by_score, complete, score, fresh)
 
 
-__all__ = ["ValueGroups", "ValueTables", "build_value_tables", "value_groups", "restrict_full"]
+__all__ = ["ValueGroups", "ValueTables", "build_value_tables", "value_groups"]
