@@ -224,12 +224,31 @@ def phase10_look(app: Appearance, die: Die) -> CubeLook:
     return CubeLook(app.body_rgb, app.bevel, app.gloss, ink)
 
 
-def face_texture(look: CubeLook, index: int, size: int, shade: float, edge_gain: float, glare: float, rng: np.random.Generator) -> np.ndarray:
-    """RGBA float texture of one lit face, corners rounded."""
+@lru_cache(maxsize=64)
+def _contact_shade(size: int, bottom: int) -> np.ndarray:
+    """Side faces darken towards the table (less sky reaches them there). `bottom` is the
+    texture edge touching the table: 0 bottom, 1 left, 2 top, 3 right."""
+    ramp = np.linspace(1.0, 0.72, size, dtype=np.float32) ** 1.5
+    shade = np.repeat(ramp[:, None], size, axis=1)
+    out = np.ascontiguousarray(np.rot90(shade, k=(-bottom) % 4))
+    out.setflags(write=False)
+    return out
+
+
+def _bottom_edge(corners: np.ndarray) -> int:
+    """Which texture edge of a side face (corners TL, TR, BR, BL) lies on the table."""
+    low = set(np.argsort(corners[:, 2])[:2].tolist())
+    return {frozenset({2, 3}): 0, frozenset({0, 3}): 1, frozenset({0, 1}): 2, frozenset({1, 2}): 3}[frozenset(low)]
+
+
+def face_texture(look: CubeLook, index: int, size: int, shade: float, edge_gain: float, glare: float, rng: np.random.Generator, bottom: int | None = None) -> np.ndarray:
+    """RGBA float texture of one lit face, corners rounded; `bottom` marks a side face."""
     ink, ink_rgb = look.ink(index, size)
     alpha, profile = _edge_maps(size, int(round(look.bevel * 100)))
     body = np.asarray(look.body_rgb, np.float32)
     lit = (shade * (1.0 + (edge_gain - 1.0) * profile)).astype(np.float32)
+    if bottom is not None:
+        lit = lit * _contact_shade(size, bottom)
     ink3 = cv2.merge([ink, ink, ink])
     rgb = cv2.multiply(body + (ink_rgb - body) * ink3, cv2.merge([lit, lit, lit]))
     if glare > 0.02:
@@ -278,5 +297,6 @@ def draw_die(canvas: np.ndarray, cam: Camera, placed: PlacedDie, look: CubeLook,
             half = light.direction + to_cam / np.linalg.norm(to_cam)
             spec = max(0.0, float(normal.dot(half / np.linalg.norm(half)))) ** 30
             glare = glare_gain * look.gloss * spec
-        tex = face_texture(look, index, size, shade, edge_gain, glare, rng)
+        bottom = None if normal[2] > 0.5 else _bottom_edge(corners)
+        tex = face_texture(look, index, size, shade, edge_gain, glare, rng, bottom)
         warp_blend(canvas, tex, cam.project(corners))

@@ -19,7 +19,7 @@ from training.synth.textures import render_table, table_kinds
 
 SIZES = ((640, 480), (800, 600), (960, 720), (854, 480), (960, 540), (480, 640), (600, 800), (720, 960))
 MIN_FACE_PX, MAX_FACE_PX = 25.0, 200.0
-GENERATOR_VERSION = 3  # recorded in every label: datasets may mix images of several versions
+GENERATOR_VERSION = 4  # recorded in every label: datasets may mix images of several versions
 TABLE_STEP = 2  # table texture resolution: one sample per 2x2 pixels (4x faster, camera blur hides it)
 
 
@@ -160,7 +160,7 @@ def place_pip_dice(rng: np.random.Generator, cam: Camera, dice: list[PlacedDie],
             break
         u, v = rng.uniform(0.05, 0.95) * cam.width, rng.uniform(0.05, 0.95) * cam.height
         centre = tuple(float(c) for c in cam.backproject_to_table(np.array([[u, v]]))[0])
-        candidate = random_placed_die(rng, PIP_DIE, centre, float(rng.uniform(0, 2 * math.pi)), float(rng.uniform(0.8, 1.25)))
+        candidate = random_placed_die(rng, PIP_DIE, centre, float(rng.uniform(0, 2 * math.pi)), float(rng.uniform(0.75, 1.0)))  # never taller than ours: could hide a labelled top
         if all(math.dist(centre, d.center) > 1.3 * max(d.edge, candidate.edge) for d in dice + pips):
             pips.append(candidate)
     return pips
