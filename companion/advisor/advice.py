@@ -185,16 +185,20 @@ def _mask_bits(n: int) -> np.ndarray:
 # ---- Phases other than 8: numbers only -------------------------------------------------
 
 
-@lru_cache(maxsize=32)
 def value_tables(phase: int, rules: HouseRules = _DEFAULT_RULES, dice_set: DiceSet | None = None) -> ValueTables:
     """The phase's tables, built on first use (about a second) and kept in memory."""
+    return _value_tables(phase, rules, None if dice_set is None or dice_set == standard_set() else dice_set)
+
+
+@lru_cache(maxsize=32)  # called with positional arguments only, so one entry per table
+def _value_tables(phase: int, rules: HouseRules, dice_set: DiceSet | None) -> ValueTables:
     return build_value_tables(phase, dice_set or standard_set(), rules)
 
 
 def _value_values(
     phase: int, tokens: list[DieToken], reading: tuple[int, ...], rolls_left: int, rules: HouseRules, dice_set: DiceSet
 ) -> _Values:
-    tables = value_tables(phase, rules, None if dice_set is standard_set() else dice_set)
+    tables = value_tables(phase, rules, dice_set)
     vg = tables.vg
     # Only the numbers matter, and every reading puts a number on a die of the same group.
     bits = _mask_bits(len(tokens))
@@ -229,9 +233,13 @@ class ColourTables:
         return sum(a.nbytes for a in arrays)
 
 
-@lru_cache(maxsize=4)
 def colour_tables(rules: HouseRules = _DEFAULT_RULES, dice_set: DiceSet | None = None) -> ColourTables:
-    """Phase 8's tables, built on first use (about a second) and kept in memory."""
+    """Phase 8's tables, built on first use (a few seconds) and kept in memory."""
+    return _colour_tables(rules, None if dice_set is None or dice_set == standard_set() else dice_set)
+
+
+@lru_cache(maxsize=4)
+def _colour_tables(rules: HouseRules, dice_set: DiceSet | None) -> ColourTables:
     dice_set = dice_set or standard_set()
     classes, completion, fresh_p = class_completion(dice_set, rules)
     colours = tuple(single_colour(dice_set, c, rules) for c in range(NCOL))
@@ -242,7 +250,7 @@ def _colour_values(
     tokens: list[DieToken], readings: list[tuple[int, ...]], rolls_left: int, rules: HouseRules, dice_set: DiceSet
 ) -> _Values:
     """Average over the readings (token -> die maps) of each keep mask's figures."""
-    tables = colour_tables(rules, None if dice_set is standard_set() else dice_set)
+    tables = colour_tables(rules, dice_set)
     n = len(tokens)
     totals = [np.zeros(1 << n) for _ in range(5)]
     for reading in readings:

@@ -31,17 +31,16 @@ class FreshTurn:
 
 def fresh_turn(phase: int, rules: HouseRules = _DEFAULT_RULES, dice_set: DiceSet | None = None) -> FreshTurn:
     """Phases other than 8: about a second (the tables). Phase 8: about a minute."""
-    key_set = None if dice_set is None or dice_set is standard_set() else dice_set
     if phase != COLOUR_PHASE:
-        tables = value_tables(phase, rules, key_set)
+        tables = value_tables(phase, rules, dice_set)
         cp, cs = tables.fresh["complete"]
         ss, sp = tables.fresh["score"]
         return FreshTurn(phase, cp, cs, sp, ss)
-    return _colour_fresh_turn(rules, dice_set or standard_set(), key_set)
+    return _colour_fresh_turn(rules, dice_set or standard_set())
 
 
-def _colour_fresh_turn(rules: HouseRules, dice_set: DiceSet, key_set: DiceSet | None) -> FreshTurn:
-    exact_p = colour_tables(rules, key_set).fresh_p_complete
+def _colour_fresh_turn(rules: HouseRules, dice_set: DiceSet) -> FreshTurn:
+    exact_p = colour_tables(rules, dice_set).fresh_p_complete
     groups = colour_groups(dice_set)
     figures = {}
     for name, optimistic in (("mean", False), ("best", True)):

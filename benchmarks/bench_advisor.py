@@ -1,0 +1,139 @@
+"""Roll advisor benchmark: table build time and size per phase, time per decision.
+
+    .venv/bin/python benchmarks/bench_advisor.py            # build + per-decision times
+    .venv/bin/python benchmarks/bench_advisor.py --fresh    # also the fresh-turn table (Phase 8: ~1 min)
+    .venv/bin/python benchmarks/bench_advisor.py --phase8-gap 300   # Monte Carlo of the Phase 8 score bound
+
+Decisions are timed on random rolls of the standard set (seeded), with die ids
+(one reading) and without (the advisor averages over every reading); the first call of a
+phase, which builds the tables, is timed separately.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from companion.advisor import advise  # noqa: E402
+from companion.advisor.advice import colour_tables, value_tables  # noqa: E402
+from companion.advisor.assignment import assignments  # noqa: E402
+from companion.advisor.fresh import fresh_turn  # noqa: E402
+from companion.dice import DieToken, standard_set  # noqa: E402
+from companion.rules.evaluator import best_score  # noqa: E402
+
+DICE = standard_set().dice
+
+
+def rolls(seed: int, count: int, named: bool) -> list[list[DieToken]]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        faces = [rng.choice(d.faces) for d in DICE]
+        if named:
+            out.append([DieToken(f, d.id) for f, d in zip(faces, DICE)])
+        else:
+            rng.shuffle(faces)
+            out.append([DieToken(f) for f in faces])
+    return out
+
+
+def bench_phase(phase: int, count: int) -> None:
+    start = time.perf_counter()
+    tables = colour_tables() if phase == 8 else value_tables(phase)
+    build = time.perf_counter() - start
+    times = {}
+    for named in (True, False):
+        for rolls_left in (2, 1):
+            samples = []
+            for tokens in rolls(phase * 10 + rolls_left, count, named):
+                t0 = time.perf_counter()
+                advise(phase, tokens, rolls_left)
+                samples.append(time.perf_counter() - t0)
+            times[named, rolls_left] = samples
+    cells = []
+    for (named, rolls_left), samples in times.items():
+        cells.append(
+            f"{'ids' if named else 'no ids'} r={rolls_left}: mean {1000 * statistics.mean(samples):6.1f} ms,"
+            f" max {1000 * max(samples):6.1f} ms"
+        )
+    print(f"phase {phase:2d}: build {build:5.2f} s, tables {tables.nbytes / 1e6:5.1f} MB | " + " | ".join(cells))
+
+
+def worst_phase8_reading(count: int) -> None:
+    """The Phase 8 roll (without ids) with the most readings among `count` random rolls, timed."""
+    candidates = rolls(4242, count, named=False)
+    worst = max(candidates, key=lambda t: len(assignments(t, standard_set())))
+    n = len(assignments(worst, standard_set()))
+    for rolls_left in (2, 1):
+        samples = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            advise(8, worst, rolls_left)
+            samples.append(time.perf_counter() - t0)
+        print(f"phase  8, {n} readings ({' '.join(t.token for t in worst)}), r={rolls_left}: max {1000 * max(samples):.1f} ms")
+
+
+def fresh_table() -> None:
+    print("\n| Phase | best chance: P(complete) | its E[score] | best score: E[score] | its P(complete) |")
+    print("|---|---|---|---|---|")
+    for phase in range(1, 11):
+        t0 = time.perf_counter()
+        f = fresh_turn(phase)
+        took = time.perf_counter() - t0
+        score = f"{f.score_expected_score:.3f}"
+        if f.score_upper is not None:
+            score = f"{f.score_expected_score:.3f} .. {f.score_upper:.3f}"
+        print(
+            f"| {phase} | {f.best_p_complete:.4f} | {f.best_expected_score:.3f} | {score} | {f.score_p_complete:.4f} |"
+            f"  <!-- {took:.1f} s -->"
+        )
+
+
+def phase8_gap(turns: int) -> None:
+    """Follow the score advice from a fresh turn; compare the realised mean with the
+    lower/upper figures the advice gave with two rolls left."""
+    rng = random.Random(88)
+    scores, lows, highs = [], [], []
+    for _ in range(turns):
+        faces = [rng.choice(d.faces) for d in DICE]
+        for rolls_left in (2, 1):
+            option = advise(8, [DieToken(f, d.id) for f, d in zip(faces, DICE)], rolls_left).best_score
+            if rolls_left == 2:
+                lows.append(option.expected_score)
+                highs.append(option.expected_score_upper or option.expected_score)
+            keep = set(option.keep)
+            faces = [faces[i] if i in keep else rng.choice(DICE[i].faces) for i in range(len(DICE))]
+        scores.append(float(best_score(8, faces) or 0))
+    mean = statistics.mean(scores)
+    error = statistics.stdev(scores) / math.sqrt(turns)
+    print(
+        f"phase 8 score plan, {turns} turns: realised mean {mean:.3f} +- {error:.3f} (1 s.e.);"
+        f" advice's lower figure {statistics.mean(lows):.3f}, upper {statistics.mean(highs):.3f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--count", type=int, default=50, help="random rolls per phase and setting")
+    parser.add_argument("--fresh", action="store_true", help="print the fresh-turn table")
+    parser.add_argument("--phase8-gap", type=int, default=0, metavar="TURNS")
+    args = parser.parse_args()
+    print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    for phase in range(1, 11):
+        bench_phase(phase, args.count)
+    worst_phase8_reading(2000)
+    if args.fresh:
+        fresh_table()
+    if args.phase8_gap:
+        phase8_gap(args.phase8_gap)
+
+
+if __name__ == "__main__":
+    main()
