@@ -9,7 +9,7 @@ from typing import Sequence
 import numpy as np
 
 from companion.advisor.assignment import assignments
-from companion.advisor.colour_model import NCOL, ColourClasses, SingleColour, class_completion, group_size, single_colour
+from companion.advisor.colour_model import NCOL, ColourClasses, SingleColour, class_completion, single_colour
 from companion.advisor.colour_model import PHASE as COLOUR_PHASE
 from companion.advisor.product_dp import TIE
 from companion.advisor.value_model import ValueTables, build_value_tables
@@ -31,9 +31,11 @@ class KeepOption:
     keep: tuple[int, ...]
     p_complete: float
     expected_score: float
-    # Phase 8 with two rolls left, when the keep leaves several colours able to reach 7:
-    # expected_score is that of going for the best single colour, and this bounds the best
-    # play's expected score from above. None when expected_score is exact.
+    # Phase 8 with two rolls left only (None elsewhere: the figures are exact). Then
+    # expected_score is exact for "keep these, then on the last roll play for one colour"
+    # (for best_score the colour with the best expected score, for best the likeliest one),
+    # and the best play's expected score after this keep lies between it and this bound.
+    # p_complete of `best` stays exact (it hedges between colours).
     expected_score_upper: float | None = None
 
     def to_json(self) -> dict:

@@ -4,15 +4,14 @@ Three exact pieces (see docs/advisor.md):
 
 * Completion depends on the colours alone, and dice with the same colour layout (how many
   faces of each colour) are interchangeable for it. The standard set has four such classes
-  (3 + 2 + 3 + 2 dice), so the colour DP has 286 x ... = 40,000 full states and is exactly
-  optimal, hedging between colours included.
+  (3 + 2 + 3 + 2 dice): 40,000 full states, 275,625 partial ones, and the DP is exactly
+  optimal for the chance, hedging between colours included.
 * The score is the score of the one colour with >= 7 dice (two colours cannot both have 7
   of 10). For each colour c, a DP over per-die states {rerolled, not c, showing its j-th
-  face of colour c} gives the exact chance and expected score of playing for c from here.
-  On the last roll that is everything: the phase's figures are the sums over colours.
-* With two rolls left, once a keep leaves only one colour able to reach 7, playing for it
-  is the best play and the figures are exact; otherwise the advisor plans "go for the best
-  colour", an exact lower bound, and reports the upper bound (the sum over colours).
+  face of colour c} gives the exact chance and expected score of playing for c from here
+  (numbers included). On the last roll the phase's figures are the sums over colours: exact.
+* With two rolls left, "keep K now, then play for colour c" is exact per colour; the best
+  colour is a lower bound on the best play after K, the sum over colours an upper bound.
 """
 
 from __future__ import annotations
