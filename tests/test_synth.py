@@ -142,3 +142,15 @@ def test_dataset_is_written_in_the_format_and_resumes(tmp_path):
     assert done_indices(out / "labels.jsonl") == {0, 1, 2, 3, 4}
     assert len((out / "labels.jsonl").read_text().splitlines()) == 5
     assert write_dataset(out, 5, seed=4, split="val", log_every=10**9) == 0
+
+
+def test_stats_summarise_counts_what_the_labels_hold():
+    from training.synth.stats import summarise
+
+    photos = [render_indexed(8, "val", i, SMALL) for i in range(3)]
+    records = [{"dice": p.dice, "conditions": p.conditions} for p in photos]
+    lines = summarise(records)
+    n_dice = sum(len(p.dice) for p in photos)
+    assert lines[0].startswith(f"images: 3, labelled top faces: {n_dice} ")
+    colours = lines[4].removeprefix("colours: ").split()
+    assert sum(int(c.split(":")[1]) for c in colours) == n_dice
