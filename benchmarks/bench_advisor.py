@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/bench_advisor.py            # build + per-decision times
     .venv/bin/python benchmarks/bench_advisor.py --fresh    # also the fresh-turn table (Phase 8: ~1 min)
-    .venv/bin/python benchmarks/bench_advisor.py --phase8-gap 300   # Monte Carlo of the Phase 8 score bound
+    .venv/bin/python benchmarks/bench_advisor.py --skip-timing --phase8-gap 5000     # Monte Carlo, Phase 8 score bound
+    .venv/bin/python benchmarks/bench_advisor.py --skip-timing --phase8-bellman 100  # exact check of it
 
 Decisions are timed on random rolls of the standard set (seeded), with die ids
 (one reading) and without (the advisor averages over every reading); the first call of a
@@ -119,16 +120,52 @@ def phase8_gap(turns: int) -> None:
     )
 
 
+def phase8_bellman(states: int) -> None:
+    """Exact two-roll score of the best last-roll play (every outcome of the reroll) next to
+    the advice's lower and upper figures, for keeps that reroll one or two dice."""
+    import itertools
+
+    from companion.advisor import advise_keep
+
+    rng = random.Random(808)
+    gaps_low, gaps_high = [], []
+    for _ in range(states):
+        faces = [rng.choice(d.faces) for d in DICE]
+        rerolled = rng.sample(range(len(DICE)), rng.choice((1, 2)))
+        keep = [i for i in range(len(DICE)) if i not in rerolled]
+        _, plan = advise_keep(8, [DieToken(f, d.id) for f, d in zip(faces, DICE)], keep, 2)
+        total, outcomes = 0.0, 0
+        for combo in itertools.product(*(DICE[i].faces for i in rerolled)):
+            final = list(faces)
+            for i, face in zip(rerolled, combo):
+                final[i] = face
+            total += advise(8, [DieToken(f, d.id) for f, d in zip(final, DICE)], 1).best_score.expected_score
+            outcomes += 1
+        exact = total / outcomes
+        gaps_low.append(exact - plan.expected_score)
+        gaps_high.append((plan.expected_score_upper or plan.expected_score) - exact)
+    print(
+        f"phase 8, {states} keeps rerolling 1-2 dice, two rolls left: best play - lower figure:"
+        f" mean {statistics.mean(gaps_low):.4f}, max {max(gaps_low):.4f}, min {min(gaps_low):.4f};"
+        f" upper figure - best play: mean {statistics.mean(gaps_high):.3f}, max {max(gaps_high):.3f}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--count", type=int, default=50, help="random rolls per phase and setting")
     parser.add_argument("--fresh", action="store_true", help="print the fresh-turn table")
-    parser.add_argument("--phase8-gap", type=int, default=0, metavar="TURNS")
+    parser.add_argument("--phase8-gap", type=int, default=0, metavar="TURNS", help="Monte Carlo of the score bound")
+    parser.add_argument("--phase8-bellman", type=int, default=0, metavar="STATES", help="exact check of the score bound")
+    parser.add_argument("--skip-timing", action="store_true", help="only the extra reports")
     args = parser.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
-    for phase in range(1, 11):
-        bench_phase(phase, args.count)
-    worst_phase8_reading(2000)
+    if not args.skip_timing:
+        for phase in range(1, 11):
+            bench_phase(phase, args.count)
+        worst_phase8_reading(2000)
+    if args.phase8_bellman:
+        phase8_bellman(args.phase8_bellman)
     if args.fresh:
         fresh_table()
     if args.phase8_gap:
