@@ -154,3 +154,31 @@ def test_stats_summarise_counts_what_the_labels_hold():
     assert lines[0].startswith(f"images: 3, labelled top faces: {n_dice} ")
     colours = lines[4].removeprefix("colours: ").split()
     assert sum(int(c.split(":")[1]) for c in colours) == n_dice
+
+
+def test_an_outer_die_never_paints_over_an_inner_die_top():
+    """Looking straight down at two touching dice off-centre, both are at the same depth; the
+    outer die's inner side face lies behind the inner die's top and must not cover it."""
+    from companion.dice import Die
+    from training.synth.camera import look_down_camera
+    from training.synth.dice_render import CubeLook, Light, PlacedDie, draw_die
+    from training.synth.scene import paint_order
+
+    cam = look_down_camera(640, 480, 70.0, 12.0, 0.0, 0.0)
+    die = standard_set().dice[0]
+    no_ink = lambda i, size: (np.zeros((size, size), np.float32), np.zeros(3, np.float32))  # noqa: E731
+    inner = PlacedDie(die, 0, (1, 2, 3, 4), (0, 0, 0, 0), (5.0, 0.0), 0.0)
+    outer = PlacedDie(Die("X", "low", die.faces), 0, (1, 2, 3, 4), (0, 0, 0, 0), (6.0, 0.0), 0.0)
+    looks = {"L1": CubeLook((0.1, 0.2, 0.9), 0.1, 0.0, no_ink), "X": CubeLook((0.9, 0.1, 0.1), 0.1, 0.0, no_ink)}
+    light = Light(np.array([0.0, 0.0, 1.0]), 0.5, 6500.0, 0.1, 0.5)
+    for order in (paint_order(cam, [inner, outer]), paint_order(cam, [outer, inner])):
+        assert [d.die.id for d in order] == ["X", "L1"]
+        canvas = np.zeros((480, 640, 3), np.float32)
+        for placed in order:
+            draw_die(canvas, cam, placed, looks[placed.die.id], light, 0.0, np.random.default_rng(0))
+        top = cam.project(inner.top_corners())
+        centre = top.mean(axis=0)
+        mask = np.zeros((480, 640), np.uint8)
+        cv2.fillPoly(mask, [np.round(centre + (top - centre) * 0.85).astype(np.int32)], 1)
+        pixels = canvas[mask > 0]
+        assert len(pixels) > 100 and (pixels[:, 2] > pixels[:, 0]).all(), "the outer die's red side covers the top"
