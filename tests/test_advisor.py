@@ -271,3 +271,36 @@ def test_cli_bad_input_exits_2_with_one_line(args, capsys):
     assert captured.out == ""
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("companion advise: error: ")
+
+
+@pytest.mark.parametrize("phase", [1, 8, 10])
+def test_house_rule_figures_equal_exhaustive_enumeration(phase):
+    strict = HouseRules(natural_in_every_group=True)
+    rng = random.Random(500 + phase)
+    faces = random_roll(rng)
+    for k, keep in enumerate(small_rerolls(most=2)):
+        if k % 5:
+            continue  # a sample of the keeps is enough here
+        expected = enumerate_keep(phase, faces, keep, strict)
+        plan, _ = advise_keep(phase, named(faces), sorted(keep), 1, strict)
+        assert plan.p_complete == pytest.approx(expected[0], abs=EXACT)
+        assert plan.expected_score == pytest.approx(expected[1], abs=EXACT)
+
+
+@pytest.mark.parametrize("phase", [3, 8])
+def test_token_order_only_renames_the_keep(phase):
+    rng = random.Random(60 + phase)
+    faces = random_roll(rng)
+    order = list(range(10))
+    rng.shuffle(order)
+    tokens = named(faces)
+    shuffled = [tokens[i] for i in order]
+    for rolls_left in (1, 2):
+        plain, moved = advise(phase, tokens, rolls_left), advise(phase, shuffled, rolls_left)
+        for plan, a, b in ((0, plain.best, moved.best), (1, plain.best_score, moved.best_score)):
+            assert b.p_complete == pytest.approx(a.p_complete, abs=EXACT)
+            assert b.expected_score == pytest.approx(a.expected_score, abs=EXACT)
+            # The same dice, named by their new positions, have the same figures.
+            mapped = advise_keep(phase, shuffled, sorted(order.index(i) for i in a.keep), rolls_left)[plan]
+            assert mapped.p_complete == pytest.approx(a.p_complete, abs=EXACT)
+            assert mapped.expected_score == pytest.approx(a.expected_score, abs=EXACT)

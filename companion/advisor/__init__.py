@@ -4,6 +4,7 @@
     advise(1, dice, rolls_left=2).to_json()
 """
 
-from companion.advisor.advice import Advice, KeepOption, advise, advise_keep
+from companion.advisor.advice import Advice, KeepOption, advise, advise_keep, warm_up
+from companion.advisor.fresh import FreshTurn, fresh_turn
 
-__all__ = ["Advice", "KeepOption", "advise", "advise_keep"]
+__all__ = ["Advice", "FreshTurn", "KeepOption", "advise", "advise_keep", "fresh_turn", "warm_up"]
