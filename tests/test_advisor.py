@@ -263,6 +263,8 @@ def test_cli_prints_the_advice(capsys):
         ["--phase", "1", "--rolls-left", "one", *"1b 2b 3r Wr 5r 6r 7r 8r 9r 10g".split()],
         ["--phase", "1", "--rolls-left", "1", *"1b 1b 3r Wr 5r 6r 7r 8r 9r 10g".split()],
         ["--phase", "1", "--rolls-left", "1"],
+        ["--phase", "1", *"1b 2b 3r Wr 5r 6r 7r 8r 9r 10g".split()],
+        ["--rolls-left", "1", *"1b 2b 3r Wr 5r 6r 7r 8r 9r 10g".split()],
     ],
 )
 def test_cli_bad_input_exits_2_with_one_line(args, capsys):

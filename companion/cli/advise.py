@@ -8,7 +8,7 @@ import sys
 from typing import Any, Iterable
 
 from companion.advisor import advise
-from companion.dice import TOKEN_HELP, DiceError, parse_tokens
+from companion.dice import TOKEN_HELP, parse_tokens
 from companion.rules import HouseRules
 from companion.rules.phases import PHASES
 
@@ -33,7 +33,9 @@ examples:
   companion advise --phase 10 --rolls-left 1 --natural-in-every-group Wr Wo Wb Wg 5r 5g 5b 9o 9r 10o
 
 Phase 8 figures average over every way the faces can sit on the physical dice; name a die
-(H3:7r) to pin it. Phase 8 with 2 rolls left plans on colours (see docs/advisor.md).
+(H3:7r) to pin it. Phase 8 with 2 rolls left: the chance is exact; expected_score is exact
+for playing one colour on the last roll (a lower bound on the best play), and an extra
+"expected_score_upper" bounds it from above (see docs/advisor.md).
 Bad input: a one-line error on stderr and exit status 2."""
 
 
@@ -45,9 +47,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--phase", metavar="N", required=True, help="the phase, 1..10")
+    parser.add_argument("--phase", metavar="N", help="the phase, 1..10 (required)")
     parser.add_argument(
-        "--rolls-left", metavar="K", required=True, help="rolls still to come: 2 after the first roll, 1 after the second, 0 at the end"
+        "--rolls-left", metavar="K", help="rolls still to come: 2 after the first roll, 1 after the second, 0 at the end (required)"
     )
     parser.add_argument(
         "--natural-in-every-group",
@@ -60,20 +62,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     rules = HouseRules(natural_in_every_group=args.natural_in_every_group)
+    if args.phase is None or args.rolls_left is None:
+        return _fail("give --phase N, --rolls-left K and the 10 dice tokens (see companion advise --help)")
     try:
         phase = _whole(args.phase, "phase", 1, len(PHASES))
         rolls_left = _whole(args.rolls_left, "rolls left", 0, 2)
         result = advise_roll(phase, rolls_left, args.tokens, rules)
-    except (ValueError, DiceError) as exc:
-        print(f"companion advise: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    except ValueError as exc:  # DiceError is a ValueError
+        return _fail(str(exc))
     print(json.dumps(result))
     return 0
 
 
+def _fail(message: str) -> int:
+    print(f"companion advise: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
 def _whole(value: Any, name: str, low: int, high: int) -> int:
     text = str(value).strip()
-    if not text.isdigit() or not low <= int(text) <= high:
+    if not (text.isascii() and text.isdigit()) or not low <= int(text) <= high:
         raise ValueError(f"{name} must be a whole number {low}..{high}, got {value!r}")
     return int(text)
 
