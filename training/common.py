@@ -6,6 +6,7 @@ Training needs PyTorch (the optional extra `train`); the run-time never imports 
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import time
@@ -296,22 +297,68 @@ def set_threads() -> None:
     torch.set_num_threads(int(os.environ.get("TRAIN_THREADS", "2")))
 
 
-def save_checkpoint(path: Path, model, opt, sched, epoch: int, rng: np.random.Generator, history: list) -> None:
+@dataclass
+class LrPlan:
+    """Warm-up then cosine decay of the learning rate, over steps or over a time budget.
+
+    On 2 shared CPU cores the speed of a step varies several-fold with the other work on the
+    machine, so a training can be given minutes instead of epochs: the decay then follows the
+    training time spent, and the run ends, fully annealed, when the budget is used. The number
+    of steps made is logged and written into the model's metadata.
+    """
+
+    base_lr: float
+    total_steps: int = 0  # used when minutes == 0
+    minutes: float = 0.0
+    warmup: float = 0.05
+    step: int = 0
+    seconds: float = 0.0  # training time spent so far (kept across --resume)
+
+    def progress(self) -> float:
+        if self.minutes > 0:
+            return min(1.0, self.seconds / (self.minutes * 60))
+        return min(1.0, self.step / max(1, self.total_steps))
+
+    def lr(self) -> float:
+        f = self.progress()
+        if f < self.warmup:
+            return self.base_lr * (0.05 + 0.95 * f / self.warmup)
+        return self.base_lr * (0.01 + 0.99 * 0.5 * (1 + math.cos(math.pi * (f - self.warmup) / (1 - self.warmup))))
+
+    def done(self) -> bool:
+        return self.progress() >= 1.0
+
+    def apply(self, opt) -> None:
+        for group in opt.param_groups:
+            group["lr"] = self.lr()
+
+    def advance(self, seconds: float) -> None:
+        self.step += 1
+        self.seconds += seconds
+
+    def state(self) -> dict:
+        return {"step": self.step, "seconds": self.seconds}
+
+    def load(self, state: dict) -> None:
+        self.step, self.seconds = int(state["step"]), float(state["seconds"])
+
+
+def save_checkpoint(path: Path, model, opt, plan: LrPlan, epoch: int, rng: np.random.Generator, history: list) -> None:
     torch = _torch()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
+    torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "plan": plan.state(),
                 "epoch": epoch, "rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
                 "history": history}, tmp)
     os.replace(tmp, path)  # never leave a half-written checkpoint behind
 
 
-def load_checkpoint(path: Path, model, opt, sched, rng: np.random.Generator) -> tuple[int, list]:
+def load_checkpoint(path: Path, model, opt, plan: LrPlan, rng: np.random.Generator) -> tuple[int, list]:
     torch = _torch()
     state = torch.load(path, map_location="cpu", weights_only=False)
     model.load_state_dict(state["model"])
     opt.load_state_dict(state["opt"])
-    sched.load_state_dict(state["sched"])
+    plan.load(state["plan"])
     rng.bit_generator.state = state["rng"]
     torch.set_rng_state(state["torch_rng"])
     return int(state["epoch"]), list(state.get("history", []))

@@ -22,7 +22,7 @@ import numpy as np
 
 from training.common import (
     DET_LONG_SIDE, DET_STRIDE, Cache, build_cache, build_detector, cache_dir_for, count_params, export_onnx,
-    load_checkpoint, log_to, save_checkpoint, seed_everything, set_threads,
+    LrPlan, load_checkpoint, log_to, save_checkpoint, seed_everything, set_threads,
 )
 
 THRESHOLD = 0.3  # heatmap peak threshold used at run time (written into the ONNX metadata)
@@ -152,7 +152,7 @@ def _box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return inter / np.maximum(area_a[:, None] + area_b[None, :] - inter, 1e-9)
 
 
-def validate(torch, model, cache: Cache, limit: int = 300) -> dict:
+def validate(torch, model, cache: Cache, limit: int = 120) -> dict:
     """Recall and precision at IoU 0.5 on whole (unaugmented) validation inputs."""
     from companion.vision.models import peaks_to_detections
 
@@ -209,7 +209,8 @@ def main(argv=None) -> int:
     ap.add_argument("--run-dir", default="runs/detector")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--epoch-steps", type=int, default=0, help="steps per epoch (default: one pass over the data)")
-    ap.add_argument("--max-minutes", type=float, default=0, help="stop (and export) after this long")
+    ap.add_argument("--minutes", type=float, default=0,
+                    help="train for this much time instead of --epochs (the learning rate decays over it)")
     args = ap.parse_args(argv)
 
     import torch
@@ -220,44 +221,44 @@ def main(argv=None) -> int:
     run_dir.mkdir(parents=True, exist_ok=True)
     log = log_to(run_dir / "train.log")
     train = build_cache(args.data, cache_dir_for(args.data, args.limit), log, args.limit)
-    val = build_cache(args.val, cache_dir_for(args.val, 500), log, 500) if args.val else None
+    val = build_cache(args.val, cache_dir_for(args.val, 300), log, 300) if args.val else None
     n = len(train.det_sizes)
     steps = args.epoch_steps or max(1, n // args.batch)
     model = build_detector()
     log(f"detector: {count_params(model)} parameters, {n} training photos, {steps} steps/epoch")
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=args.epochs * steps,
-                                                pct_start=0.1)
+    plan = LrPlan(args.lr, total_steps=args.epochs * steps, minutes=args.minutes)
     rng = np.random.default_rng(args.seed)
-    start, history = 0, []
+    epoch, history = 0, []
     ckpt = run_dir / "last.pt"
     if args.resume and ckpt.is_file():
-        start, history = load_checkpoint(ckpt, model, opt, sched, rng)
-        log(f"resumed after epoch {start}")
-    t_start = time.time()
-    for epoch in range(start, args.epochs):
+        epoch, history = load_checkpoint(ckpt, model, opt, plan, rng)
+        log(f"resumed after epoch {epoch} (step {plan.step}, {plan.seconds / 60:.1f} min)")
+    while not plan.done():
         model.train()
         order = np.concatenate([rng.permutation(n) for _ in range(-(-steps * args.batch // n))])
-        t0, tot, tot_f, tot_r = time.time(), 0.0, 0.0, 0.0
+        t0, tot, tot_f, tot_r, done = time.time(), 0.0, 0.0, 0.0, 0
         for s in range(steps):
+            if plan.done():
+                break
+            t_step = time.time()
+            plan.apply(opt)
             x, heat, ignore, reg, mask = make_batch(train, order[s * args.batch:(s + 1) * args.batch], rng, args.crop)
             hp, sp = model(torch.from_numpy(x))
             loss, f, r = detector_loss(torch, hp, sp, *(torch.from_numpy(a) for a in (heat, ignore, reg, mask)))
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-            sched.step()
-            tot, tot_f, tot_r = tot + loss.item(), tot_f + f, tot_r + r
-        row = {"epoch": epoch + 1, "loss": tot / steps, "focal": tot_f / steps, "reg": tot_r / steps,
-               "seconds": round(time.time() - t0, 1)}
+            plan.advance(time.time() - t_step)
+            tot, tot_f, tot_r, done = tot + loss.item(), tot_f + f, tot_r + r, done + 1
+        epoch += 1
+        row = {"epoch": epoch, "step": plan.step, "lr": plan.lr(), "loss": tot / max(1, done),
+               "focal": tot_f / max(1, done), "reg": tot_r / max(1, done), "seconds": round(time.time() - t0, 1)}
         if val is not None:
             row.update(validate(torch, model, val))
         history.append(row)
         log(" ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
-        save_checkpoint(ckpt, model, opt, sched, epoch + 1, rng, history)
-        if args.max_minutes and (time.time() - t_start) / 60 > args.max_minutes:
-            log(f"stopping after {args.max_minutes} minutes (epoch {epoch + 1} of {args.epochs})")
-            break
+        save_checkpoint(ckpt, model, opt, plan, epoch, rng, history)
     export(torch, model, Path(args.out), args, history)
     log(f"wrote {args.out} ({Path(args.out).stat().st_size / 1024:.0f} KB)")
     return 0
@@ -267,7 +268,8 @@ def export(torch, model, out: Path, args, history: list) -> None:
     example = torch.zeros(1, 3, DET_LONG_SIDE * 3 // 4 // 32 * 32, DET_LONG_SIDE)
     last = history[-1] if history else {}
     meta = {"input_long_side": DET_LONG_SIDE, "stride": DET_STRIDE, "threshold": THRESHOLD,
-            "seed": args.seed, "epochs": last.get("epoch", 0), "data": args.data, "limit": args.limit,
+            "seed": args.seed, "epochs": last.get("epoch", 0), "steps": last.get("step", 0), "data": args.data,
+            "limit": args.limit, "minutes": args.minutes,
             "val_recall": last.get("recall", ""), "val_precision": last.get("precision", "")}
     export_onnx(model, example, out, "image", ["heat", "size"],
                 {"image": {2: "height", 3: "width"}, "heat": {2: "h4", 3: "w4"}, "size": {2: "h4", 3: "w4"}},

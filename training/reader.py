@@ -22,7 +22,8 @@ import numpy as np
 
 from companion.vision.crops import READER_CONTEXT, READER_SIZE
 from training.common import (
-    PRECROP_CONTEXT, Cache, build_cache, build_reader, cache_dir_for, count_params, export_onnx, load_checkpoint,
+    PRECROP_CONTEXT, Cache, LrPlan, build_cache, build_reader, cache_dir_for, count_params, export_onnx,
+    load_checkpoint,
     log_to, save_checkpoint, seed_everything, set_threads,
 )
 
@@ -105,7 +106,8 @@ def main(argv=None) -> int:
     ap.add_argument("--run-dir", default="runs/reader")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--epoch-steps", type=int, default=0, help="steps per epoch (default: one pass over the data)")
-    ap.add_argument("--max-minutes", type=float, default=0, help="stop (and export) after this long")
+    ap.add_argument("--minutes", type=float, default=0,
+                    help="train for this much time instead of --epochs (the learning rate decays over it)")
     args = ap.parse_args(argv)
 
     import torch
@@ -116,29 +118,31 @@ def main(argv=None) -> int:
     run_dir.mkdir(parents=True, exist_ok=True)
     log = log_to(run_dir / "train.log")
     train = build_cache(args.data, cache_dir_for(args.data, args.limit), log, args.limit)
-    val = build_cache(args.val, cache_dir_for(args.val, 500), log, 500) if args.val else None
+    val = build_cache(args.val, cache_dir_for(args.val, 300), log, 300) if args.val else None
     n = len(train.crop_value)
     steps = args.epoch_steps or max(1, n // args.batch)
     model = build_reader()
     log(f"reader: {count_params(model)} parameters, {n} training faces, {steps} steps/epoch")
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=5e-4)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=args.epochs * steps,
-                                                pct_start=0.15)
+    plan = LrPlan(args.lr, total_steps=args.epochs * steps, minutes=args.minutes)
     rng = np.random.default_rng(args.seed)
     gen = torch.Generator().manual_seed(args.seed)
-    start, history = 0, []
+    epoch, history = 0, []
     ckpt = run_dir / "last.pt"
     if args.resume and ckpt.is_file():
-        start, history = load_checkpoint(ckpt, model, opt, sched, rng)
-        gen.manual_seed(args.seed + 1000 * start)  # a fresh but reproducible stream after resuming
-        log(f"resumed after epoch {start}")
+        epoch, history = load_checkpoint(ckpt, model, opt, plan, rng)
+        gen.manual_seed(args.seed + 1000 * epoch)  # a fresh but reproducible stream after resuming
+        log(f"resumed after epoch {epoch} (step {plan.step}, {plan.seconds / 60:.1f} min)")
     ce = torch.nn.CrossEntropyLoss()
-    t_start = time.time()
-    for epoch in range(start, args.epochs):
+    while not plan.done():
         model.train()
         order = np.concatenate([rng.permutation(n) for _ in range(-(-steps * args.batch // n))])
-        t0, tot = time.time(), 0.0
+        t0, tot, done = time.time(), 0.0, 0
         for s in range(steps):
+            if plan.done():
+                break
+            t_step = time.time()
+            plan.apply(opt)
             idx = np.sort(order[s * args.batch:(s + 1) * args.batch])  # sorted: friendlier to the memmap
             pre = torch.from_numpy(np.array(train.crops[idx])).permute(0, 3, 1, 2).float()
             x = photometric(torch, random_views(torch, pre, gen), gen)
@@ -147,20 +151,20 @@ def main(argv=None) -> int:
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-            sched.step()
-            tot += loss.item()
-        row = {"epoch": epoch + 1, "loss": tot / steps, "seconds": round(time.time() - t0, 1)}
+            plan.advance(time.time() - t_step)
+            tot, done = tot + loss.item(), done + 1
+        epoch += 1
+        row = {"epoch": epoch, "step": plan.step, "lr": plan.lr(), "loss": tot / max(1, done),
+               "seconds": round(time.time() - t0, 1)}
         if val is not None:
             row.update(evaluate_crops(torch, model, val))
         history.append(row)
         log(" ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
-        save_checkpoint(ckpt, model, opt, sched, epoch + 1, rng, history)
-        if args.max_minutes and (time.time() - t_start) / 60 > args.max_minutes:
-            log(f"stopping after {args.max_minutes} minutes (epoch {epoch + 1} of {args.epochs})")
-            break
+        save_checkpoint(ckpt, model, opt, plan, epoch, rng, history)
     last = history[-1] if history else {}
     meta = {"input_size": READER_SIZE, "context": READER_CONTEXT, "seed": args.seed,
-            "epochs": last.get("epoch", 0), "data": args.data, "limit": args.limit, "val_face_acc": last.get("face_acc", "")}
+            "epochs": last.get("epoch", 0), "steps": last.get("step", 0), "data": args.data, "limit": args.limit,
+            "minutes": args.minutes, "val_face_acc": last.get("face_acc", "")}
     export_onnx(model, torch.zeros(4, 3, READER_SIZE, READER_SIZE), Path(args.out), "crops", ["value", "color"],
                 {"crops": {0: "n"}, "value": {0: "n"}, "color": {0: "n"}}, meta)
     log(f"wrote {args.out} ({Path(args.out).stat().st_size / 1024:.0f} KB)")

@@ -18,6 +18,8 @@ import numpy as np
 DETECTOR_FILE = "detector.onnx"
 READER_FILE = "reader.onnx"
 CALIBRATION_FILE = "calibration.json"
+# How many quarter turns of each crop the reader votes over (1 = no vote); see ReaderModel.
+READER_TURNS = int(os.environ.get("COMPANION_READER_TURNS", "4"))
 
 
 class ModelsMissing(RuntimeError):
@@ -137,6 +139,7 @@ class ReaderModel:
 
     session: object
     size: int
+    turns: int = READER_TURNS
 
     @classmethod
     def load(cls, path: Path) -> "ReaderModel":
@@ -144,10 +147,24 @@ class ReaderModel:
         return cls(session, int(_meta(session).get("input_size", 64)))
 
     def logits(self, crops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """crops: (n, size, size, 3) uint8 -> value logits (n, 11), colour logits (n, 4)."""
-        batch = np.ascontiguousarray(crops.transpose(0, 3, 1, 2), dtype=np.float32)
+        """crops: (n, size, size, 3) uint8 -> value logits (n, 11), colour logits (n, 4).
+
+        With turns > 1 each crop is also read turned by 90, 180 (and 270) degrees and the
+        log-probabilities are averaged: a cheap vote that steadies hard faces.
+        """
+        n = len(crops)
+        views = [np.rot90(crops, k, axes=(1, 2)) for k in range(self.turns)]
+        batch = np.ascontiguousarray(np.concatenate(views).transpose(0, 3, 1, 2), dtype=np.float32)
         value, color = self.session.run(None, {"crops": batch})
-        return value, color
+        if self.turns == 1:
+            return value, color
+        return (_log_softmax(value).reshape(self.turns, n, -1).mean(axis=0),
+                _log_softmax(color).reshape(self.turns, n, -1).mean(axis=0))
+
+
+def _log_softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(axis=-1, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
 
 
 @dataclass(frozen=True, slots=True)
