@@ -1,7 +1,8 @@
 """`companion read` with the real ONNX models: samples, bad files, EXIF, no dice, annotation."""
 
-import io
 import json
+import struct
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,15 @@ def needs_samples():
 def counted(die: dict) -> bool:
     """Dice a reading must get: all but top faces mostly cut by the frame (see docs/vision.md)."""
     return not die.get("truncated") or die.get("visible", 0.0) >= 0.75
+
+
+def png_header_only(width: int, height: int) -> bytes:
+    """A PNG that claims a size in its header and holds no real pixel data."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IEND", b"")
 
 
 def iou(a, b) -> float:
@@ -90,8 +100,6 @@ def test_bad_files_are_reported_and_the_others_still_read(tmp_path, capsys):
     text = tmp_path / "notes.png"
     text.write_text("not a photo")
     huge = tmp_path / "huge.png"
-    from tests.test_vision_image import png_header_only
-
     huge.write_bytes(png_header_only(50000, 50000))
     status, readings, _, err = run_read(capsys, broken, good, text, huge, tmp_path / "missing.jpg", "--json")
     assert status == 2

@@ -1,0 +1,96 @@
+"""Training helpers that must agree with the run-time: crops, targets, box transforms, peaks."""
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `training` is not an installed package
+
+from companion.vision.crops import READER_SIZE, box_crop, crop_square  # noqa: E402
+from companion.vision.models import peaks_to_detections  # noqa: E402
+from training.common import PRECROP_CONTEXT, PRECROP_SIZE, LrPlan  # noqa: E402
+from training.detector import _rot90, make_targets, match_counts  # noqa: E402
+
+
+def _scene(rng) -> tuple[np.ndarray, tuple[float, float, float, float]]:
+    img = rng.integers(0, 255, (300, 400, 3), dtype=np.uint8)
+    img = np.repeat(np.repeat(img[::10, ::10], 10, axis=0), 10, axis=1)[:300, :400].copy()
+    img[120:170, 200:250] = (250, 240, 220)
+    img[135:155, 215:235] = (30, 60, 200)
+    return img, (200.0, 120.0, 250.0, 170.0)
+
+
+def test_training_crops_match_the_run_time_crop():
+    torch = pytest.importorskip("torch")
+    from training.reader import random_views
+
+    img, box = _scene(np.random.default_rng(0))
+    x0, y0, x1, y1 = box
+    side = max(x1 - x0, y1 - y0) * PRECROP_CONTEXT
+    pre = crop_square(img, (x0 + x1) / 2, (y0 + y1) / 2, side, PRECROP_SIZE)
+    view = random_views(torch, torch.from_numpy(pre[None].astype(np.float32)).permute(0, 3, 1, 2), None, jitter=False)
+    trained_on = view[0].permute(1, 2, 0).numpy()
+    run_time = box_crop(img, box).astype(np.float32)
+    assert trained_on.shape == run_time.shape == (READER_SIZE, READER_SIZE, 3)
+    # two resamplings instead of one blur edges a little; the content must be the same
+    assert np.abs(trained_on - run_time).mean() < 12
+    centre = slice(READER_SIZE // 2 - 4, READER_SIZE // 2 + 4)
+    assert np.abs(trained_on[centre, centre] - run_time[centre, centre]).max() < 20
+
+
+def test_rot90_moves_boxes_with_the_pixels():
+    img = np.zeros((60, 100, 3), np.uint8)
+    img[10:20, 70:90] = 255
+    boxes = np.array([[70, 10, 90, 20, 0]], np.float32)
+    for k in range(4):
+        turned, tb = _rot90(img, boxes, k)
+        x0, y0, x1, y1 = (int(round(v)) for v in tb[0, :4])
+        assert turned[y0:y1, x0:x1].min() == 255, k
+        assert turned.sum() == img.sum()
+
+
+def test_targets_put_a_peak_at_each_centre_and_ignore_cut_faces():
+    boxes = np.array([[40, 60, 80, 100, 0], [0, 0, 30, 30, 1]], np.float32)
+    heat, ignore, reg, mask = make_targets(boxes, 128)
+    assert heat[20, 15] == 1.0 and mask[20, 15] == 1.0  # centre (60, 80) at stride 4
+    assert reg[2, 20, 15] == pytest.approx(math.log(40))
+    assert mask.sum() == 1
+    assert ignore[0:7, 0:7].max() == 0.0 and ignore[20, 15] == 1.0
+
+
+def test_peaks_become_boxes_in_image_pixels():
+    heat = np.zeros((32, 32), np.float32)
+    size = np.zeros((4, 32, 32), np.float32)
+    heat[10, 20] = 0.9
+    size[:, 10, 20] = (0.5, 0.25, math.log(24), math.log(16))
+    heat[11, 20] = 0.5  # a shoulder of the same peak, not a second face
+    dets = peaks_to_detections(heat, size, stride=4, scale=0.5, threshold=0.3, max_det=10, image_wh=(400, 300))
+    assert len(dets) == 1
+    cx, cy = (20.5 * 4) / 0.5, (10.25 * 4) / 0.5
+    assert dets[0].box == pytest.approx((cx - 24, cy - 16, cx + 24, cy + 16))
+    assert dets[0].score == pytest.approx(0.9)
+
+
+def test_matching_counts_hits_misses_and_extras():
+    gt = np.array([[0, 0, 10, 10, 0], [20, 20, 30, 30, 0], [50, 50, 60, 60, 1]], np.float32)
+    pred = np.array([[1, 1, 10, 10], [50, 50, 60, 60], [80, 80, 90, 90]], np.float32)
+    assert match_counts(pred, gt) == (1, 1, 1)  # the ignored face's detection counts neither way
+
+
+def test_learning_rate_plan_warms_up_decays_and_ends():
+    plan = LrPlan(1.0, total_steps=100)
+    first = plan.lr()
+    for _ in range(5):
+        plan.advance(0.1)
+    assert plan.lr() == pytest.approx(1.0, rel=1e-6) and first < 0.1
+    for _ in range(95):
+        plan.advance(0.1)
+    assert plan.done() and plan.lr() == pytest.approx(0.01)
+    timed = LrPlan(1.0, minutes=1.0)
+    timed.advance(30.0)
+    assert not timed.done() and 0.4 < timed.lr() < 0.6
+    timed.advance(30.0)
+    assert timed.done()
