@@ -161,7 +161,7 @@ def test_an_outer_die_never_paints_over_an_inner_die_top():
     outer die's inner side face lies behind the inner die's top and must not cover it."""
     from companion.dice import Die
     from training.synth.camera import look_down_camera
-    from training.synth.dice_render import CubeLook, Light, PlacedDie, draw_die
+    from training.synth.dice_render import CubeLook, Light, PlacedDie, draw_die, repaint_tops
     from training.synth.scene import paint_order
 
     cam = look_down_camera(640, 480, 70.0, 12.0, 0.0, 0.0)
@@ -171,11 +171,14 @@ def test_an_outer_die_never_paints_over_an_inner_die_top():
     outer = PlacedDie(Die("X", "low", die.faces), 0, (1, 2, 3, 4), (0, 0, 0, 0), (6.0, 0.0), 0.0)
     looks = {"L1": CubeLook((0.1, 0.2, 0.9), 0.1, 0.0, no_ink), "X": CubeLook((0.9, 0.1, 0.1), 0.1, 0.0, no_ink)}
     light = Light(np.array([0.0, 0.0, 1.0]), 0.5, 6500.0, 0.1, 0.5)
-    for order in (paint_order(cam, [inner, outer]), paint_order(cam, [outer, inner])):
-        assert [d.die.id for d in order] == ["X", "L1"]
+    assert [d.die.id for d in paint_order(cam, [inner, outer])] == ["X", "L1"]
+    assert [d.die.id for d in paint_order(cam, [outer, inner])] == ["X", "L1"]
+    # Painted in the wrong order, the repainted tops still win.
+    for order, repaint in (([outer, inner], False), ([inner, outer], True)):
         canvas = np.zeros((480, 640, 3), np.float32)
-        for placed in order:
-            draw_die(canvas, cam, placed, looks[placed.die.id], light, 0.0, np.random.default_rng(0))
+        tops = [draw_die(canvas, cam, placed, looks[placed.die.id], light, 0.0, np.random.default_rng(0)) for placed in order]
+        if repaint:
+            repaint_tops(canvas, tops)
         top = cam.project(inner.top_corners())
         centre = top.mean(axis=0)
         mask = np.zeros((480, 640), np.uint8)

@@ -277,7 +277,8 @@ def _silhouette(canvas: np.ndarray, cam: Camera, placed: PlacedDie, inset: float
     cv2.polylines(canvas, [poly], True, colour.tolist(), thick, cv2.LINE_AA, 4)
 
 
-def draw_die(canvas: np.ndarray, cam: Camera, placed: PlacedDie, look: CubeLook, light: Light, glare_gain: float, rng: np.random.Generator) -> None:
+def draw_die(canvas: np.ndarray, cam: Camera, placed: PlacedDie, look: CubeLook, light: Light, glare_gain: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Draw the die; returns its top face's texture and image quad (see `repaint_tops`)."""
     top = placed.top_corners()
     top_px = cam.project(top)
     px_per_unit = float(np.sqrt(abs(cv2.contourArea(top_px.astype(np.float32))))) + 1e-6
@@ -299,4 +300,16 @@ def draw_die(canvas: np.ndarray, cam: Camera, placed: PlacedDie, look: CubeLook,
             glare = glare_gain * look.gloss * spec
         bottom = None if normal[2] > 0.5 else _bottom_edge(corners)
         tex = face_texture(look, index, size, shade, edge_gain, glare, rng, bottom)
-        warp_blend(canvas, tex, cam.project(corners))
+        quad = cam.project(corners)
+        warp_blend(canvas, tex, quad)
+        if bottom is None:
+            top_paint = (tex, quad)
+    return top_paint
+
+
+def repaint_tops(canvas: np.ndarray, tops: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    """Paint the top faces again, last. Nothing stands higher than a die's top (distractor
+    dice are no taller, clutter is flat), so no top is ever hidden; painting them last makes
+    sure no side face drawn in a slightly wrong order covers a labelled face."""
+    for tex, quad in tops:
+        warp_blend(canvas, tex, quad)

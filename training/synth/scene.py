@@ -12,14 +12,14 @@ from companion.dice import Die, standard_set
 from training.synth.appearance import BODIES_TRAIN, BODIES_VAL, Appearance, sample_appearance
 from training.synth.camera import Camera, look_down_camera
 from training.synth.clutter import Item, draw_hand, draw_item, item_texture, random_item
-from training.synth.dice_render import UP, CubeLook, Light, PlacedDie, draw_die, phase10_look, pip_mask, random_placed_die
+from training.synth.dice_render import UP, CubeLook, Light, PlacedDie, draw_die, phase10_look, pip_mask, random_placed_die, repaint_tops
 from training.synth.effects import CameraEffects, apply_effects, kelvin_rgb, neutral_effects, sample_effects
 from training.synth.fonts import fonts_for_split
 from training.synth.textures import render_table, table_kinds
 
 SIZES = ((640, 480), (800, 600), (960, 720), (854, 480), (960, 540), (480, 640), (600, 800), (720, 960))
 MIN_FACE_PX, MAX_FACE_PX = 25.0, 200.0
-GENERATOR_VERSION = 5  # recorded in every label: datasets may mix images of several versions
+GENERATOR_VERSION = 6  # recorded in every label: datasets may mix images of several versions
 TABLE_STEP = 2  # table texture resolution: one sample per 2x2 pixels (4x faster, camera blur hides it)
 
 
@@ -273,9 +273,11 @@ def render_scene(rng: np.random.Generator, split: str, opts: SceneOptions = Scen
     _shadows(canvas, cam, dice + pips, light)
     glare_gain = 0.0 if opts.clean else float(rng.uniform(0.0, 1.2))
     pip_look = _pip_look(rng)
+    tops = []
     for die in paint_order(cam, dice + pips):
         look = pip_look if die.die is PIP_DIE else phase10_look(app, die.die)
-        draw_die(canvas, cam, die, look, light, glare_gain, rng)
+        tops.append(draw_die(canvas, cam, die, look, light, glare_gain, rng))
+    repaint_tops(canvas, tops)
     hand = False
     if opts.clutter != 0 and rng.random() < 0.12:
         hand = draw_hand(rng, canvas, _dice_mask(cam, dice))
