@@ -87,11 +87,14 @@ def main() -> int:
             misses = [["1r", "2o", "5g", "9b", "10r", "7o"]] * 2
             solo = play(base, ["Robin"], misses + SOLITAIRE_MADE, mode="solitaire")
             game = play(base, ["Ann", "Bob", "Cy"], OPENING)
+            # Ann makes every phase while Bob misses: Ann finishes first, Bob has his last chance.
+            miss = ["1r", "2o", "5g", "9b", "10r", "7o"]
+            race = play(base, ["Ann", "Bob"], [hand for made in SOLITAIRE_MADE for hand in (made, miss)][:-1])
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
                 for size_name, viewport in SIZES.items():
                     page = browser.new_page(viewport=viewport, device_scale_factor=1)
-                    shoot(page, base, game, solo, size_name)
+                    shoot(page, base, game, solo, race, size_name)
                     page.close()
                 browser.close()
         finally:
@@ -101,7 +104,7 @@ def main() -> int:
     return 0
 
 
-def shoot(page, base: str, game: dict, solo: dict, size: str) -> None:
+def shoot(page, base: str, game: dict, solo: dict, race: dict, size: str) -> None:
     page.goto(base + "/")
     page.wait_for_selector(".game-row")
     page.fill("#players li:nth-child(1) input", "Ann")
@@ -130,6 +133,10 @@ def shoot(page, base: str, game: dict, solo: dict, size: str) -> None:
         page.wait_for_selector("#verdict")
         page.screenshot(path=OUT / f"{size}-photo.png", full_page=size == "phone")
         page.click("#clear")
+
+    page.goto(f"{base}/#/game/{race['id']}")
+    page.wait_for_selector(".banner.last")
+    page.screenshot(path=OUT / f"{size}-last-chance.png")
 
     page.goto(f"{base}/#/game/{solo['id']}")
     page.wait_for_selector(".banner.over")

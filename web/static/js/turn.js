@@ -142,7 +142,6 @@ class TurnView {
       chipHtml(die.token, { index: i, uncertain: die.uncertain, group: groups[i], unused: complete && !groups[i] })
     ).join("");
     this.$("#add-die").disabled = d.dice.length >= MAX_DICE;
-    this.$("#dice-empty").hidden = d.dice.length > 0;
     const uncertain = d.dice.filter((x) => x.uncertain).length;
     this.$("#uncertain-note").hidden = uncertain === 0;
     this.$("#uncertain-note").textContent = `${uncertain} ${uncertain === 1 ? "die is" : "dice are"} uncertain: tap to check.`;
@@ -425,7 +424,6 @@ function layout() {
           <div class="dice" id="dice" aria-label="The dice of this attempt"></div>
           <button type="button" class="chip add" id="add-die" aria-label="Add a die by hand">+</button>
         </div>
-        <p class="muted" id="dice-empty">No dice yet.</p>
         <div class="evaluation" id="evaluation" aria-live="polite"></div>
         <!-- Reserved for the roll advisor (companion.advisor): advice for the current roll. -->
         <div class="advice" id="advice" hidden></div>
