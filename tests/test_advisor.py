@@ -8,6 +8,7 @@ best plan's figures on the last roll (the Bellman equation, checked outcome by o
 
 from __future__ import annotations
 
+import collections
 import itertools
 import json
 import random
@@ -15,6 +16,7 @@ import random
 import pytest
 
 from companion.advisor import Advice, advise, advise_keep
+from companion.advisor import advice as advice_module
 from companion.cli import main
 from companion.dice import DiceError, DieToken, Face, parse_tokens, standard_set
 from companion.rules import HouseRules
@@ -150,10 +152,10 @@ def test_two_rolls_left_is_the_average_of_the_best_last_roll(phase):
         assert score_plan.expected_score_upper is None
 
 
-def test_phase8_two_rolls_chance_is_exact_and_score_is_bounded():
-    # The chance comes from the colour-class DP (it hedges between colours) and must equal
-    # the Bellman average exactly. The score is bracketed: "play for the best colour"
-    # (exact for that plan) below, the sum over colours above.
+def test_phase8_two_rolls_left_is_the_average_of_the_best_last_roll():
+    # The chance comes from the colour-class DP (it hedges between colours); the scores from
+    # enumerating the reroll with the best one-colour keep on the last roll. Both must equal
+    # the Bellman average of the last-roll advice, which tries all 1,024 keeps.
     rng = random.Random(39)
     for _ in range(2):
         faces = random_roll(rng)
@@ -161,9 +163,24 @@ def test_phase8_two_rolls_chance_is_exact_and_score_is_bounded():
             chance_plan, score_plan = advise_keep(8, named(faces), sorted(keep), 2)
             cp, cs, sp, ss = bellman(8, faces, keep)
             assert chance_plan.p_complete == pytest.approx(cp, abs=EXACT)
-            assert score_plan.expected_score <= ss + EXACT
-            assert ss <= score_plan.expected_score_upper + EXACT
-            assert cs <= chance_plan.expected_score_upper + EXACT
+            assert chance_plan.expected_score == pytest.approx(cs, abs=EXACT)
+            assert score_plan.p_complete == pytest.approx(sp, abs=EXACT)
+            assert score_plan.expected_score == pytest.approx(ss, abs=EXACT)
+            assert chance_plan.expected_score_upper is None and score_plan.expected_score_upper is None
+
+
+def test_phase8_two_rolls_bounds_hold_when_enumeration_is_too_big(monkeypatch):
+    # Past the enumeration budget the score is bracketed: "play for the best colour" (exact
+    # for that plan) below, the sum over colours above.
+    monkeypatch.setattr(advice_module, "EXACT_OUTCOMES", 1)
+    rng = random.Random(41)
+    faces = random_roll(rng)
+    for keep in (set(range(10)) - {2}, set(range(10)) - {1, 6}):
+        chance_plan, score_plan = advise_keep(8, named(faces), sorted(keep), 2)
+        cp, cs, sp, ss = bellman(8, faces, keep)
+        assert chance_plan.p_complete == pytest.approx(cp, abs=EXACT)
+        assert score_plan.expected_score <= ss + EXACT <= score_plan.expected_score_upper + 2 * EXACT
+        assert cs <= chance_plan.expected_score_upper + EXACT
 
 
 def test_more_rolls_never_hurt():
@@ -306,3 +323,27 @@ def test_token_order_only_renames_the_keep(phase):
             mapped = advise_keep(phase, shuffled, sorted(order.index(i) for i in a.keep), rolls_left)[plan]
             assert mapped.p_complete == pytest.approx(a.p_complete, abs=EXACT)
             assert mapped.expected_score == pytest.approx(a.expected_score, abs=EXACT)
+
+
+def test_phase8_last_roll_best_keep_is_one_colour():
+    # The two-roll Phase 8 scores enumerate the reroll and play the last roll with the best
+    # keep of dice of one colour. Check that no keep mixing colours does better, on random
+    # rolls and on rolls split between colours (where mixing would be tempting).
+    from companion.advisor.advice import _exact_one_reading, colour_tables
+
+    play = colour_tables().last_roll
+    rng = random.Random(77)
+    rolls = [random_roll(rng) for _ in range(150)]
+    while len(rolls) < 300:
+        faces = random_roll(rng)
+        counts = collections.Counter(f.color for f in faces)
+        if sorted(counts.values())[-2:] == [3, 3] or max(counts.values()) <= 3:
+            rolls.append(faces)
+    for faces in rolls:
+        advice = advise(8, named(faces), 1)
+        shown = dict(enumerate(faces))
+        chance_p, chance_s = _exact_one_reading(shown, play, (0, 1))
+        score_s, score_p = _exact_one_reading(shown, play, (2, 3))
+        assert advice.best.p_complete == pytest.approx(chance_p, abs=EXACT)
+        assert advice.best.expected_score == pytest.approx(chance_s, abs=EXACT)
+        assert advice.best_score.expected_score == pytest.approx(score_s, abs=EXACT)

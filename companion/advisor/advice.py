@@ -4,12 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from companion.advisor.assignment import assignments
-from companion.advisor.colour_model import NCOL, ColourClasses, SingleColour, class_completion, single_colour
+from companion.advisor.colour_model import (
+    NCOL,
+    ColourClasses,
+    LastRollPlay,
+    SingleColour,
+    class_completion,
+    last_roll_play,
+    single_colour,
+)
 from companion.advisor.colour_model import PHASE as COLOUR_PHASE
 from companion.advisor.product_dp import TIE
 from companion.advisor.value_model import ValueTables, build_value_tables
@@ -64,6 +72,9 @@ class _Values:
     complete_first: tuple[np.ndarray, np.ndarray]  # (p_complete, expected score)
     score_first: tuple[np.ndarray, np.ndarray]  # (expected score, p_complete)
     score_upper: np.ndarray | None = None  # Phase 8, 2 rolls left: an upper bound on the score
+    # Phase 8, 2 rolls left: make a mask's score exact for one plan (when small enough).
+    refine: "Callable[[int, bool], None] | None" = None
+    refined_chance_plans: set[int] | None = None  # masks whose chance-plan score is exact
 
 
 def advise(
@@ -79,6 +90,9 @@ def advise(
         return Advice(phase, 0, keep_all, keep_all, keep_all)
     best = _choose(*values.complete_first)
     best_s = _choose(*values.score_first)
+    if values.refine is not None:
+        values.refine(best, False)
+        values.refine(best_s, True)
     return Advice(
         phase,
         rolls_left,
@@ -92,7 +106,8 @@ def _option(values: _Values, mask: int, score_first: bool) -> KeepOption:
     pair = values.score_first[::-1] if score_first else values.complete_first
     p, s = _floats(pair, mask)
     upper = None
-    if values.score_upper is not None and values.score_upper[mask] > s + 1e-9:
+    exact = values.score_upper is None or (not score_first and mask in (values.refined_chance_plans or ()))
+    if not exact and values.score_upper[mask] > s + 1e-9:
         upper = float(values.score_upper[mask])
     return KeepOption(_indices(mask), p, s, upper)
 
@@ -114,6 +129,9 @@ def advise_keep(
     values, keep_all = _figures(phase, dice, rolls_left, rules, dice_set)
     if values is None:
         return keep_all, keep_all
+    if values.refine is not None:
+        values.refine(mask, False)
+        values.refine(mask, True)
     return _option(values, mask, score_first=False), _option(values, mask, score_first=True)
 
 
@@ -225,6 +243,7 @@ class ColourTables:
     completion: np.ndarray  # W_2 of the class DP: the exact chance, hedging included
     fresh_p_complete: float  # a fresh turn's best chance
     colours: tuple[SingleColour, ...]  # playing for one colour, numbers included
+    last_roll: LastRollPlay  # the best one-colour keep on the last roll, every state
 
     @property
     def nbytes(self) -> int:
@@ -232,6 +251,7 @@ class ColourTables:
         for sc in self.colours:
             for sol in (sc.complete_first, sc.score_first):
                 arrays += [a for pair in sol.keep.values() for a in pair]
+        arrays += self.last_roll.tables
         return sum(a.nbytes for a in arrays)
 
 
@@ -245,7 +265,7 @@ def _colour_tables(rules: HouseRules, dice_set: DiceSet | None) -> ColourTables:
     dice_set = dice_set or standard_set()
     classes, completion, fresh_p = class_completion(dice_set, rules)
     colours = tuple(single_colour(dice_set, c, rules) for c in range(NCOL))
-    return ColourTables(classes, completion, fresh_p, colours)
+    return ColourTables(classes, completion, fresh_p, colours, last_roll_play(colours, dice_set))
 
 
 def _colour_values(
@@ -259,8 +279,27 @@ def _colour_values(
         parts = _one_reading(tokens, reading, rolls_left, tables)
         for total, part in zip(totals, parts):
             total += part
-    cp, cs, sp, ss, upper = (t / len(readings) for t in totals)
-    return _Values((cp, cs), (sp, ss), upper)
+    cp, cs, ss, sp, upper = (t / len(readings) for t in totals)
+    values = _Values((cp, cs), (ss, sp), upper)
+    if rolls_left == 2:
+        full = (1 << n) - 1
+
+        def refine(mask: int, score_first: bool) -> None:
+            if mask == full:
+                return
+            exact = _exact_two_rolls(tokens, readings, mask, tables.last_roll, score_first)
+            if exact is None:
+                return
+            if score_first:
+                ss[mask], sp[mask] = exact
+                upper[mask] = ss[mask]  # exact: no bound to report
+            else:
+                cs[mask] = exact[1]
+                refined_chance_plans.add(mask)
+
+        refined_chance_plans: set[int] = set()
+        values = _Values((cp, cs), (ss, sp), upper, refine, refined_chance_plans)
+    return values
 
 
 def _one_reading(tokens: list[DieToken], reading: tuple[int, ...], rolls_left: int, tables: ColourTables):
@@ -325,3 +364,45 @@ def warm_up(rules: HouseRules = _DEFAULT_RULES, phases: Sequence[int] = tuple(ra
         tables = colour_tables(rules) if number == COLOUR_PHASE else value_tables(number, rules)
         held += tables.nbytes
     return held
+
+
+# Enumerating the reroll's outcomes costs about 4 lookups each; past this many (summed over
+# the readings) the bounds stand instead. 6**7 outcomes take ~20 ms.
+EXACT_OUTCOMES = 6**7
+
+
+def _exact_two_rolls(
+    tokens: list[DieToken], readings: list[tuple[int, ...]], mask: int, play: LastRollPlay, score_first: bool
+) -> tuple[float, float] | None:
+    """Phase 8, two rolls left, keep `mask`, then the best one-colour keep on the last roll
+    for the objective: its (primary, secondary) figures averaged over every outcome of the
+    reroll and every reading. None when that is too many outcomes."""
+    n = len(tokens)
+    if len(readings) * 6 ** (n - bin(mask).count("1")) > EXACT_OUTCOMES:
+        return None
+    columns = (2, 3) if score_first else (0, 1)
+    sums = np.zeros(2)
+    for reading in readings:
+        kept = {reading[t]: tokens[t].face for t in range(n) if mask >> t & 1}
+        sums += _exact_one_reading(kept, play, columns)
+    return float(sums[0] / len(readings)), float(sums[1] / len(readings))
+
+
+def _exact_one_reading(kept: dict[int, Face], play: LastRollPlay, columns: tuple[int, int]) -> np.ndarray:
+    rows = []
+    for c, table in enumerate(play.tables):
+        shape = play.shapes[c]
+        strides = np.cumprod((1,) + shape[::-1][:-1])[::-1]
+        slots = play.slots[c]
+        index = np.array([sum(int(strides[d]) * slots[d].get(face, 0) for d, face in kept.items())])
+        for d in range(len(shape)):
+            if d not in kept:  # every face of a rerolled die, each with probability 1/6
+                step = np.array([int(strides[d]) * slots[d].get(f, 0) for f in play.faces[d]])
+                index = (index[:, None] + step[None, :]).ravel()
+        rows.append(table[list(columns)][:, index])
+    x = np.stack(rows)  # (colour, [primary, secondary], outcome)
+    a, b = x[:, 0, :], x[:, 1, :]
+    top = a >= a.max(axis=0) - TIE  # per outcome, the best colour (lexicographic)
+    choice = np.argmax(np.where(top, b, -np.inf), axis=0)
+    cols = np.arange(a.shape[1])
+    return np.array([a[choice, cols].mean(), b[choice, cols].mean()])

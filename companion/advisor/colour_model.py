@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from companion.advisor.product_dp import Group, Solution, expand_all, solve
+from companion.advisor.product_dp import Group, Solution, best_below, expand_all, solve
 from companion.dice import COLORS, DiceSet, Face
 from companion.rules.evaluation import HouseRules
 from companion.rules.evaluator import best_score
@@ -125,6 +125,11 @@ class SingleColour:
         option = 1 + self.faces[die].index(face) if face in self.faces[die] else 0
         return group.index[tuple(int(o == option) for o in range(group.outcomes))]
 
+    def slot_not_c(self, die: int) -> int:
+        """Table index on die's axis for "kept, showing another colour"."""
+        group = self.groups[die]
+        return group.index[(1,) + (0,) * (group.outcomes - 1)]
+
 
 def single_colour(dice_set: DiceSet, colour: int, rules: HouseRules) -> SingleColour:
     faces = [per_colour[colour] for per_colour in colour_faces(dice_set)]
@@ -145,6 +150,50 @@ def single_colour(dice_set: DiceSet, colour: int, rules: HouseRules) -> SingleCo
     by_score.full.clear()
     by_score.keep.pop(1)
     return SingleColour(colour, faces, groups, by_completion, by_score)
+
+
+@dataclass
+class LastRollPlay:
+    """The best last-roll keep among those that keep dice of one colour only, for every
+    state, seen through one colour c: per die d the slot is 0 (not showing c) or j (showing
+    its j-th face of colour c). tables[c][flat slot index] = (chance-first p, s, score-first
+    s, p) of c's best keep for each objective; the state's value is the best over colours.
+
+    Why one colour: two colours both reaching 7 of 10 is impossible, and keeping a die of
+    colour c' while playing for c blocks a chance at c. Every last-roll optimum we checked
+    (tests, benchmark) was such a keep; the figures are exact for this plan in any case."""
+
+    tables: list[np.ndarray]  # per colour: (4, states), states = the slots flattened
+    shapes: list[tuple[int, ...]]
+    slots: list[list[dict[Face, int]]]  # slots[c][d][face] (faces not of colour c: slot 0)
+    faces: list[tuple[Face, ...]]  # every face of each die (each rolls with probability 1/6)
+
+
+def last_roll_play(colours: Sequence[SingleColour], dice_set: DiceSet) -> LastRollPlay:
+    tables, shapes, slots = [], [], []
+    for sc in colours:
+        shape = tuple(1 + len(fc) for fc in sc.faces)
+        h_p, h_s = np.zeros(shape), np.zeros(shape)
+        for other in colours:
+            # Keeping die d (it shows c) is "kept, c-face j" for c and "kept, not x" for x != c.
+            index = []
+            for d, fc in enumerate(sc.faces):
+                kept = [other.slot(d, f) for f in fc] if other is sc else [other.slot_not_c(d)] * len(fc)
+                index.append([other.slot(d, None)] + kept)
+            grid = np.ix_(*index)
+            h_p += other.complete_first.keep[1][0][grid]
+            h_s += other.complete_first.keep[1][1][grid]
+        groups = tuple(Group(1, (1.0 / len(fc),) * len(fc)) for fc in sc.faces)
+        columns = []
+        for a, b in ((h_p, h_s), (h_s, h_p)):
+            a, b = a.copy(), b.copy()
+            for axis, group in enumerate(groups):
+                best_below(a, b, group, axis)  # keep die `axis` or reroll it, whichever is better
+            columns += [a.ravel(), b.ravel()]
+        tables.append(np.stack(columns))
+        shapes.append(shape)
+        slots.append([{f: j + 1 for j, f in enumerate(fc)} for fc in sc.faces])
+    return LastRollPlay(tables, shapes, slots, [die.faces for die in dice_set.dice])
 
 
 # ---- Fresh-turn bounds for the docs table (slow: per-die colour DP, ~10M states) --------
