@@ -121,19 +121,27 @@ def phase8_gap(turns: int) -> None:
 
 
 def phase8_bellman(states: int) -> None:
-    """Exact two-roll score of the best last-roll play (every outcome of the reroll) next to
-    the advice's lower and upper figures, for keeps that reroll one or two dice."""
+    """Phase 8, two rolls left, keeps rerolling one to three dice: the best play's exact
+    expected score (every outcome of the reroll, each followed by the last-roll advice over
+    all 1,024 keeps) against the advisor's exact figure and against its bounds (the figures
+    it falls back on past its enumeration budget)."""
     import itertools
 
+    from companion.advisor import advice as advice_module
     from companion.advisor import advise_keep
 
     rng = random.Random(808)
-    gaps_low, gaps_high = [], []
+    exact_diffs, gaps_low, gaps_high = [], [], []
+    budget = advice_module.EXACT_OUTCOMES
     for _ in range(states):
         faces = [rng.choice(d.faces) for d in DICE]
-        rerolled = rng.sample(range(len(DICE)), rng.choice((1, 2)))
+        named = [DieToken(f, d.id) for f, d in zip(faces, DICE)]
+        rerolled = rng.sample(range(len(DICE)), rng.choice((1, 2, 3)))
         keep = [i for i in range(len(DICE)) if i not in rerolled]
-        _, plan = advise_keep(8, [DieToken(f, d.id) for f, d in zip(faces, DICE)], keep, 2)
+        _, exact_plan = advise_keep(8, named, keep, 2)
+        advice_module.EXACT_OUTCOMES = 0  # the bounds path
+        _, bound_plan = advise_keep(8, named, keep, 2)
+        advice_module.EXACT_OUTCOMES = budget
         total, outcomes = 0.0, 0
         for combo in itertools.product(*(DICE[i].faces for i in rerolled)):
             final = list(faces)
@@ -141,13 +149,15 @@ def phase8_bellman(states: int) -> None:
                 final[i] = face
             total += advise(8, [DieToken(f, d.id) for f, d in zip(final, DICE)], 1).best_score.expected_score
             outcomes += 1
-        exact = total / outcomes
-        gaps_low.append(exact - plan.expected_score)
-        gaps_high.append((plan.expected_score_upper or plan.expected_score) - exact)
+        best_play = total / outcomes
+        exact_diffs.append(abs(best_play - exact_plan.expected_score))
+        gaps_low.append(best_play - bound_plan.expected_score)
+        gaps_high.append((bound_plan.expected_score_upper or bound_plan.expected_score) - best_play)
     print(
-        f"phase 8, {states} keeps rerolling 1-2 dice, two rolls left: best play - lower figure:"
-        f" mean {statistics.mean(gaps_low):.4f}, max {max(gaps_low):.4f}, min {min(gaps_low):.4f};"
-        f" upper figure - best play: mean {statistics.mean(gaps_high):.3f}, max {max(gaps_high):.3f}"
+        f"phase 8, {states} keeps rerolling 1-3 dice, two rolls left: |best play - exact figure| max"
+        f" {max(exact_diffs):.2e}; bounds path: best play - lower figure mean {statistics.mean(gaps_low):.3f},"
+        f" max {max(gaps_low):.3f}, min {min(gaps_low):.3f}; upper figure - best play mean"
+        f" {statistics.mean(gaps_high):.3f}, max {max(gaps_high):.3f}"
     )
 
 

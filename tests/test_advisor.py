@@ -347,3 +347,17 @@ def test_phase8_last_roll_best_keep_is_one_colour():
         assert advice.best.p_complete == pytest.approx(chance_p, abs=EXACT)
         assert advice.best.expected_score == pytest.approx(chance_s, abs=EXACT)
         assert advice.best_score.expected_score == pytest.approx(score_s, abs=EXACT)
+
+
+def test_phase8_skipping_the_enumeration_keeps_the_keeps():
+    rng = random.Random(123)
+    for _ in range(4):
+        tokens = named(random_roll(rng))
+        exact = advise(8, tokens, 2)
+        quick = advise(8, tokens, 2, exact_scores=False)
+        assert exact.best.p_complete == pytest.approx(quick.best.p_complete, abs=EXACT)  # class DP
+        for a, b in ((exact.best, quick.best), (exact.best_score, quick.best_score)):
+            assert a.keep == b.keep
+            if a.expected_score_upper is None and b.expected_score_upper is not None:
+                assert b.expected_score - EXACT <= a.expected_score <= b.expected_score_upper + EXACT
+        assert quick.best_score.expected_score <= exact.best_score.expected_score + EXACT

@@ -42,11 +42,14 @@ def play_turn(rng, phase: int, choose) -> tuple[list[Face], list]:
     return faces, advice_seen
 
 
-def follow(phase: int, plan: str):
-    """A player who keeps what the advice's `plan` ("best" or "best_score") says."""
+def follow(phase: int, plan: str, exact_first: bool = True):
+    """A player who keeps what the advice's `plan` ("best" or "best_score") says.
+
+    exact_first=False skips Phase 8's two-roll score enumeration (same keeps, faster)."""
 
     def choose(faces, rolls_left):
-        option = getattr(advise(phase, tokens(faces), rolls_left), plan)
+        advice = advise(phase, tokens(faces), rolls_left, exact_scores=exact_first)
+        option = getattr(advice, plan)
         return option.keep, option
 
     return choose
@@ -79,23 +82,25 @@ def test_following_the_score_advice_scores_as_predicted(phase, turns):
 
 
 def test_phase8_turns_complete_as_predicted_and_score_within_the_bounds():
-    phase, turns = 8, 1000
+    # The keeps do not depend on the two-roll score enumeration: skip it for the chance
+    # (1,000 turns), keep it for the score (250 turns; its figures are what is checked).
+    phase, turns, scored_turns = 8, 1000, 250
     exact_p = colour_tables().fresh_p_complete
     rng = random.Random(8008)
     made, scores, lows, highs = 0, [], [], []
     for _ in range(turns):
-        final, seen = play_turn(rng, phase, follow(phase, "best"))
+        final, seen = play_turn(rng, phase, follow(phase, "best", exact_first=False))
         made += best_score(8, final) is not None
     error = math.sqrt(exact_p * (1 - exact_p) / turns)
     assert abs(made / turns - exact_p) <= SIGMAS * error, (made / turns, exact_p, error)
-    for _ in range(turns):
+    for _ in range(scored_turns):
         final, seen = play_turn(rng, phase, follow(phase, "best_score"))
         scores.append(float(best_score(8, final) or 0))
         first = seen[0]  # the advice with two rolls left: a lower and an upper figure
         lows.append(first.expected_score)
         highs.append(first.expected_score_upper or first.expected_score)
     mean, error = mean_and_error(scores)
-    assert sum(lows) / turns - SIGMAS * error <= mean <= sum(highs) / turns + SIGMAS * error
+    assert sum(lows) / scored_turns - SIGMAS * error <= mean <= sum(highs) / scored_turns + SIGMAS * error
 
 
 def greedy(faces: list[Face], rolls_left: int):
