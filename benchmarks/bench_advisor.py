@@ -114,9 +114,12 @@ def phase8_gap(turns: int) -> None:
         scores.append(float(best_score(8, faces) or 0))
     mean = statistics.mean(scores)
     error = statistics.stdev(scores) / math.sqrt(turns)
+    low_error = statistics.stdev(lows) / math.sqrt(turns)
+    exact_share = sum(h == lo for h, lo in zip(highs, lows)) / turns
     print(
         f"phase 8 score plan, {turns} turns: realised mean {mean:.3f} +- {error:.3f} (1 s.e.);"
-        f" advice's lower figure {statistics.mean(lows):.3f}, upper {statistics.mean(highs):.3f}"
+        f" advice's figure with two rolls left: mean {statistics.mean(lows):.3f} +- {low_error:.3f}"
+        f" (exact in {100 * exact_share:.1f}% of turns), upper {statistics.mean(highs):.3f}"
     )
 
 

@@ -72,8 +72,8 @@ class _Values:
     complete_first: tuple[np.ndarray, np.ndarray]  # (p_complete, expected score)
     score_first: tuple[np.ndarray, np.ndarray]  # (expected score, p_complete)
     score_upper: np.ndarray | None = None  # Phase 8, 2 rolls left: an upper bound on the score
-    # Phase 8, 2 rolls left: make a mask's score exact for one plan (when small enough).
-    refine: "Callable[[int, bool], None] | None" = None
+    # Phase 8, 2 rolls left: make a mask's scores exact for some plans (when small enough).
+    refine: "Callable[[int, tuple[bool, ...]], None] | None" = None
     refined_chance_plans: set[int] | None = None  # masks whose chance-plan score is exact
 
 
@@ -96,8 +96,12 @@ def advise(
     best = _choose(*values.complete_first)
     best_s = _choose(*values.score_first)
     if values.refine is not None and exact_scores:
-        values.refine(best, False)
-        values.refine(best_s, True)
+        # The score plan's figure first: it is the one a bound would blur most.
+        if best == best_s:
+            values.refine(best, (True, False))
+        else:
+            values.refine(best_s, (True,))
+            values.refine(best, (False,))
     return Advice(
         phase,
         rolls_left,
@@ -135,8 +139,7 @@ def advise_keep(
     if values is None:
         return keep_all, keep_all
     if values.refine is not None:
-        values.refine(mask, False)
-        values.refine(mask, True)
+        values.refine(mask, (True, False))
     return _option(values, mask, score_first=False), _option(values, mask, score_first=True)
 
 
@@ -288,19 +291,23 @@ def _colour_values(
     values = _Values((cp, cs), (ss, sp), upper)
     if rolls_left == 2:
         full = (1 << n) - 1
+        budget = [EXACT_OUTCOMES]  # outcomes left to enumerate in this call
 
-        def refine(mask: int, score_first: bool) -> None:
-            if mask == full:
+        def refine(mask: int, objectives: tuple[bool, ...]) -> None:
+            """Make `mask`'s figures exact for these objectives (True: score-first), if the
+            enumeration fits what is left of the budget."""
+            outcomes = len(readings) * 6 ** (n - bin(mask).count("1"))
+            if mask == full or outcomes > budget[0]:
                 return
-            exact = _exact_two_rolls(tokens, readings, mask, tables.last_roll, score_first)
-            if exact is None:
-                return
-            if score_first:
-                ss[mask], sp[mask] = exact
-                upper[mask] = ss[mask]  # exact: no bound to report
-            else:
-                cs[mask] = exact[1]
-                refined_chance_plans.add(mask)
+            budget[0] -= outcomes
+            exact = _exact_two_rolls(tokens, readings, mask, tables.last_roll, objectives)
+            for score_first, (first, second) in zip(objectives, exact):
+                if score_first:
+                    ss[mask], sp[mask] = first, second
+                    upper[mask] = first  # exact: no bound to report
+                else:
+                    cs[mask] = second
+                    refined_chance_plans.add(mask)
 
         refined_chance_plans: set[int] = set()
         values = _Values((cp, cs), (ss, sp), upper, refine, refined_chance_plans)
@@ -371,43 +378,56 @@ def warm_up(rules: HouseRules = _DEFAULT_RULES, phases: Sequence[int] = tuple(ra
     return held
 
 
-# Enumerating the reroll's outcomes costs about 4 lookups each; past this many (summed over
-# the readings) the bounds stand instead. 6**7 outcomes take ~20 ms.
+# Enumerating the reroll's outcomes costs a few lookups each. One advice enumerates at most
+# this many outcomes (summed over readings and keeps; 6**7 take 50-130 ms on a loaded 2-CPU
+# machine), so a decision stays well under 250 ms; past it the bounds stand instead.
 EXACT_OUTCOMES = 6**7
 
 
 def _exact_two_rolls(
-    tokens: list[DieToken], readings: list[tuple[int, ...]], mask: int, play: LastRollPlay, score_first: bool
-) -> tuple[float, float] | None:
+    tokens: list[DieToken], readings: list[tuple[int, ...]], mask: int, play: LastRollPlay, objectives: tuple[bool, ...]
+) -> list[tuple[float, float]]:
     """Phase 8, two rolls left, keep `mask`, then the best one-colour keep on the last roll
-    for the objective: its (primary, secondary) figures averaged over every outcome of the
-    reroll and every reading. None when that is too many outcomes."""
+    for each objective (True: score first): its (primary, secondary) figures averaged over
+    every outcome of the reroll and every reading."""
     n = len(tokens)
-    if len(readings) * 6 ** (n - bin(mask).count("1")) > EXACT_OUTCOMES:
-        return None
-    columns = (2, 3) if score_first else (0, 1)
-    sums = np.zeros(2)
+    columns = [c for score_first in objectives for c in ((2, 3) if score_first else (0, 1))]
+    sums = np.zeros(len(columns))
     for reading in readings:
         kept = {reading[t]: tokens[t].face for t in range(n) if mask >> t & 1}
         sums += _exact_one_reading(kept, play, columns)
-    return float(sums[0] / len(readings)), float(sums[1] / len(readings))
+    means = sums / len(readings)
+    return [(float(means[2 * k]), float(means[2 * k + 1])) for k in range(len(objectives))]
 
 
-def _exact_one_reading(kept: dict[int, Face], play: LastRollPlay, columns: tuple[int, int]) -> np.ndarray:
-    rows = []
+def _exact_one_reading(kept: dict[int, Face], play: LastRollPlay, columns: Sequence[int]) -> np.ndarray:
+    """Mean over every outcome of the dice not in `kept` of the best one-colour last keep's
+    figures; `columns` are pairs (primary, secondary) of play.tables' rows."""
+    x = None
     for c, table in enumerate(play.tables):
-        shape = play.shapes[c]
-        strides = np.cumprod((1,) + shape[::-1][:-1])[::-1]
-        slots = play.slots[c]
-        index = np.array([sum(int(strides[d]) * slots[d].get(face, 0) for d, face in kept.items())])
-        for d in range(len(shape)):
-            if d not in kept:  # every face of a rerolled die, each with probability 1/6
-                step = np.array([int(strides[d]) * slots[d].get(f, 0) for f in play.faces[d]])
-                index = (index[:, None] + step[None, :]).ravel()
-        rows.append(table[list(columns)][:, index])
-    x = np.stack(rows)  # (colour, [primary, secondary], outcome)
-    a, b = x[:, 0, :], x[:, 1, :]
-    top = a >= a.max(axis=0) - TIE  # per outcome, the best colour (lexicographic)
-    choice = np.argmax(np.where(top, b, -np.inf), axis=0)
-    cols = np.arange(a.shape[1])
-    return np.array([a[choice, cols].mean(), b[choice, cols].mean()])
+        index = _outcome_index(kept, play, c)
+        if x is None:
+            x = np.empty((len(play.tables), len(columns), len(index)))
+        for k, row in enumerate(columns):
+            np.take(table[row], index, out=x[c, k])
+    out = []
+    for k in range(0, len(columns), 2):
+        a, b = x[:, k, :], x[:, k + 1, :]
+        # Per outcome the best colour, lexicographically: real differences of the primary are
+        # at least 6**-10 ~ 1.7e-8, the secondary (<= 100) scaled by 1e-12 only breaks ties.
+        choice = np.argmax(a + 1e-12 * b, axis=0)
+        out += [a.max(axis=0).mean(), np.take_along_axis(b, choice[None, :], axis=0).mean()]
+    return np.array(out)
+
+
+def _outcome_index(kept: dict[int, Face], play: LastRollPlay, colour: int) -> np.ndarray:
+    """Flat index into play.tables[colour] of every outcome of the rerolled dice."""
+    shape = play.shapes[colour]
+    strides = np.cumprod((1,) + shape[::-1][:-1])[::-1]
+    slots = play.slots[colour]
+    index = np.array([sum(int(strides[d]) * slots[d].get(face, 0) for d, face in kept.items())])
+    for d in range(len(shape)):
+        if d not in kept:  # every face of a rerolled die, each with probability 1/6
+            step = np.array([int(strides[d]) * slots[d].get(f, 0) for f in play.faces[d]])
+            index = (index[:, None] + step[None, :]).ravel()
+    return index
