@@ -4,6 +4,8 @@
     .venv/bin/python benchmarks/bench_advisor.py --fresh    # also the fresh-turn table (Phase 8: ~1 min)
     .venv/bin/python benchmarks/bench_advisor.py --skip-timing --phase8-gap 5000     # Monte Carlo, Phase 8 score bound
     .venv/bin/python benchmarks/bench_advisor.py --skip-timing --phase8-bellman 100  # exact check of it
+    .venv/bin/python benchmarks/bench_advisor.py --skip-timing --phase8-choice 100   # the score keep choice
+    .venv/bin/python benchmarks/bench_advisor.py --skip-timing --warm-up             # all tables up front
 
 Decisions are timed on random rolls of the standard set (seeded), with die ids
 (one reading) and without (the advisor averages over every reading); the first call of a
@@ -164,21 +166,66 @@ def phase8_bellman(states: int) -> None:
     )
 
 
+def phase8_choice(states: int, top: int = 8) -> None:
+    """Does enumerating more keeps change Phase 8's two-roll score choice? The advisor picks
+    the keep with the best lower figure and enumerates only it; here the `top` best keeps by
+    that figure are all enumerated and the best of them compared with the chosen one."""
+    import numpy as np
+
+    from companion.advisor import advice as advice_module
+    from companion.rules import HouseRules
+
+    rng = random.Random(12)
+    tables = colour_tables()
+    gains = []
+    for _ in range(states):
+        tokens = [DieToken(rng.choice(d.faces), d.id) for d in DICE]
+        values, _ = advice_module._figures(8, tokens, 2, HouseRules(), None)
+        lower = values.score_first[0]
+        order = [int(m) for m in np.argsort(-lower)[:top] if m != (1 << len(DICE)) - 1]
+        exact = {}
+        for mask in order:
+            if 6 ** (len(DICE) - bin(mask).count("1")) <= advice_module.EXACT_OUTCOMES:
+                reading = [tuple(range(len(DICE)))]
+                exact[mask] = advice_module._exact_two_rolls(tokens, reading, mask, tables.last_roll, (True,))[0][0]
+        chosen = advice_module._choose(*values.score_first)
+        if chosen in exact:
+            gains.append(max(exact.values()) - exact[chosen])
+    print(
+        f"phase 8 score choice, {states} rolls: best exact among the top {top} keeps by the lower figure"
+        f" beats the chosen keep by mean {statistics.mean(gains):.4f}, max {max(gains):.4f} ({len(gains)} rolls enumerated)"
+    )
+
+
+def warm_up_all() -> None:
+    from companion.advisor import warm_up
+
+    t0 = time.perf_counter()
+    held = warm_up()
+    print(f"warm_up(): {time.perf_counter() - t0:.1f} s, {held / 1e6:.0f} MB of tables")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--count", type=int, default=50, help="random rolls per phase and setting")
     parser.add_argument("--fresh", action="store_true", help="print the fresh-turn table")
     parser.add_argument("--phase8-gap", type=int, default=0, metavar="TURNS", help="Monte Carlo of the score bound")
     parser.add_argument("--phase8-bellman", type=int, default=0, metavar="STATES", help="exact check of the score bound")
+    parser.add_argument("--phase8-choice", type=int, default=0, metavar="ROLLS", help="check the score keep choice")
+    parser.add_argument("--warm-up", action="store_true", help="time warm_up() (run alone: nothing built yet)")
     parser.add_argument("--skip-timing", action="store_true", help="only the extra reports")
     args = parser.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    if args.warm_up:
+        warm_up_all()
     if not args.skip_timing:
         for phase in range(1, 11):
             bench_phase(phase, args.count)
         worst_phase8_reading(2000)
     if args.phase8_bellman:
         phase8_bellman(args.phase8_bellman)
+    if args.phase8_choice:
+        phase8_choice(args.phase8_choice)
     if args.fresh:
         fresh_table()
     if args.phase8_gap:
