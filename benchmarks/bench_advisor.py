@@ -25,7 +25,8 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from companion.advisor import advise  # noqa: E402
-from companion.advisor.advice import colour_tables, value_tables  # noqa: E402
+from companion.advisor.colour_advice import colour_tables  # noqa: E402
+from companion.advisor.value_advice import value_tables  # noqa: E402
 from companion.advisor.assignment import assignments  # noqa: E402
 from companion.advisor.fresh import fresh_turn  # noqa: E402
 from companion.dice import DieToken, standard_set  # noqa: E402
@@ -132,21 +133,20 @@ def phase8_bellman(states: int) -> None:
     it falls back on past its enumeration budget)."""
     import itertools
 
-    from companion.advisor import advice as advice_module
-    from companion.advisor import advise_keep
+    from companion.advisor import advise_keep, colour_advice
 
     rng = random.Random(808)
     exact_diffs, gaps_low, gaps_high = [], [], []
-    budget = advice_module.EXACT_OUTCOMES
+    budget = colour_advice.EXACT_OUTCOMES
     for _ in range(states):
         faces = [rng.choice(d.faces) for d in DICE]
         named = [DieToken(f, d.id) for f, d in zip(faces, DICE)]
         rerolled = rng.sample(range(len(DICE)), rng.choice((1, 2, 3)))
         keep = [i for i in range(len(DICE)) if i not in rerolled]
         _, exact_plan = advise_keep(8, named, keep, 2)
-        advice_module.EXACT_OUTCOMES = 0  # the bounds path
+        colour_advice.EXACT_OUTCOMES = 0  # the bounds path
         _, bound_plan = advise_keep(8, named, keep, 2)
-        advice_module.EXACT_OUTCOMES = budget
+        colour_advice.EXACT_OUTCOMES = budget
         total, outcomes = 0.0, 0
         for combo in itertools.product(*(DICE[i].faces for i in rerolled)):
             final = list(faces)
@@ -173,6 +173,7 @@ def phase8_choice(states: int, top: int = 8) -> None:
     import numpy as np
 
     from companion.advisor import advice as advice_module
+    from companion.advisor import colour_advice
     from companion.rules import HouseRules
 
     rng = random.Random(12)
@@ -185,9 +186,9 @@ def phase8_choice(states: int, top: int = 8) -> None:
         order = [int(m) for m in np.argsort(-lower)[:top] if m != (1 << len(DICE)) - 1]
         exact = {}
         for mask in order:
-            if 6 ** (len(DICE) - bin(mask).count("1")) <= advice_module.EXACT_OUTCOMES:
+            if 6 ** (len(DICE) - bin(mask).count("1")) <= colour_advice.EXACT_OUTCOMES:
                 reading = [tuple(range(len(DICE)))]
-                exact[mask] = advice_module._exact_two_rolls(tokens, reading, mask, tables.last_roll, (True,))[0][0]
+                exact[mask] = colour_advice.exact_two_rolls(tokens, reading, mask, tables.last_roll, (True,))[0][0]
         chosen = advice_module._choose(*values.score_first)
         if chosen in exact:
             gains.append(max(exact.values()) - exact[chosen])

@@ -16,7 +16,7 @@ import random
 import pytest
 
 from companion.advisor import Advice, advise, advise_keep
-from companion.advisor import advice as advice_module
+from companion.advisor import colour_advice
 from companion.cli import main
 from companion.dice import DiceError, DieToken, Face, parse_tokens, standard_set
 from companion.rules import HouseRules
@@ -172,7 +172,7 @@ def test_phase8_two_rolls_left_is_the_average_of_the_best_last_roll():
 def test_phase8_two_rolls_bounds_hold_when_enumeration_is_too_big(monkeypatch):
     # Past the enumeration budget the score is bracketed: "play for the best colour" (exact
     # for that plan) below, the sum over colours above.
-    monkeypatch.setattr(advice_module, "EXACT_OUTCOMES", 1)
+    monkeypatch.setattr(colour_advice, "EXACT_OUTCOMES", 1)
     rng = random.Random(41)
     faces = random_roll(rng)
     for keep in (set(range(10)) - {2}, set(range(10)) - {1, 6}):
@@ -329,7 +329,7 @@ def test_phase8_last_roll_best_keep_is_one_colour():
     # The two-roll Phase 8 scores enumerate the reroll and play the last roll with the best
     # keep of dice of one colour. Check that no keep mixing colours does better, on random
     # rolls and on rolls split between colours (where mixing would be tempting).
-    from companion.advisor.advice import _exact_one_reading, colour_tables
+    from companion.advisor.colour_advice import colour_tables, exact_one_reading
 
     play = colour_tables().last_roll
     rng = random.Random(77)
@@ -342,8 +342,8 @@ def test_phase8_last_roll_best_keep_is_one_colour():
     for faces in rolls:
         advice = advise(8, named(faces), 1)
         shown = dict(enumerate(faces))
-        chance_p, chance_s = _exact_one_reading(shown, play, (0, 1))
-        score_s, score_p = _exact_one_reading(shown, play, (2, 3))
+        chance_p, chance_s = exact_one_reading(shown, play, (0, 1))
+        score_s, score_p = exact_one_reading(shown, play, (2, 3))
         assert advice.best.p_complete == pytest.approx(chance_p, abs=EXACT)
         assert advice.best.expected_score == pytest.approx(chance_s, abs=EXACT)
         assert advice.best_score.expected_score == pytest.approx(score_s, abs=EXACT)

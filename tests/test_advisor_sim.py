@@ -14,7 +14,7 @@ import random
 import pytest
 
 from companion.advisor import advise
-from companion.advisor.advice import colour_tables
+from companion.advisor.colour_advice import colour_tables
 from companion.advisor.fresh import fresh_turn
 from companion.dice import DieToken, Face, standard_set
 from companion.rules.evaluator import best_score

@@ -3,25 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from companion.advisor.assignment import assignments
-from companion.advisor.colour_model import (
-    NCOL,
-    ColourClasses,
-    LastRollPlay,
-    SingleColour,
-    class_completion,
-    last_roll_play,
-    single_colour,
-)
+from companion.advisor.colour_advice import colour_figures, colour_tables
 from companion.advisor.colour_model import PHASE as COLOUR_PHASE
+from companion.advisor.masks import KeepFigures
 from companion.advisor.product_dp import TIE
-from companion.advisor.value_model import ValueTables, build_value_tables
-from companion.dice import COLORS, DiceError, DiceSet, DieToken, Face, standard_set
+from companion.advisor.value_advice import value_figures, value_tables
+from companion.dice import DiceError, DiceSet, DieToken, Face, standard_set
 from companion.rules.evaluation import HouseRules
 from companion.rules.evaluator import best_score
 
@@ -65,18 +57,6 @@ class Advice:
         return {"best": self.best.to_json(), "best_score": self.best_score.to_json(), "keep_all": self.keep_all.to_json()}
 
 
-@dataclass(frozen=True)
-class _Values:
-    """For every keep mask (bit i = keep token i): both objectives' (primary, secondary)."""
-
-    complete_first: tuple[np.ndarray, np.ndarray]  # (p_complete, expected score)
-    score_first: tuple[np.ndarray, np.ndarray]  # (expected score, p_complete)
-    score_upper: np.ndarray | None = None  # Phase 8, 2 rolls left: an upper bound on the score
-    # Phase 8, 2 rolls left: make a mask's scores exact for some plans (when small enough).
-    refine: "Callable[[int, tuple[bool, ...]], None] | None" = None
-    refined_chance_plans: set[int] | None = None  # masks whose chance-plan score is exact
-
-
 def advise(
     phase: int,
     dice: Sequence[DieToken | Face],
@@ -111,7 +91,7 @@ def advise(
     )
 
 
-def _option(values: _Values, mask: int, score_first: bool) -> KeepOption:
+def _option(values: KeepFigures, mask: int, score_first: bool) -> KeepOption:
     pair = values.score_first[::-1] if score_first else values.complete_first
     p, s = _floats(pair, mask)
     upper = None
@@ -145,7 +125,7 @@ def advise_keep(
 
 def _figures(
     phase: int, dice: Sequence[DieToken | Face], rolls_left: int, rules: HouseRules, dice_set: DiceSet | None
-) -> tuple[_Values | None, KeepOption]:
+) -> tuple[KeepFigures | None, KeepOption]:
     """Every keep mask's figures (None when no roll is left) and the stop-now option."""
     dice_set = dice_set or standard_set()
     tokens = _tokens(dice, dice_set)
@@ -156,9 +136,9 @@ def _figures(
     if rolls_left == 0:
         return None, keep_all
     if phase == COLOUR_PHASE:
-        values = _colour_values(tokens, readings, rolls_left, rules, dice_set)
+        values = colour_figures(tokens, readings, rolls_left, rules, dice_set)
     else:
-        values = _value_values(phase, tokens, readings[0], rolls_left, rules, dice_set)
+        values = value_figures(phase, tokens, readings[0], rolls_left, rules, dice_set)
     full = (1 << len(tokens)) - 1
     # Keeping everything ends the turn: its figures are the dice as they stand.
     for a, b in (values.complete_first, values.score_first[::-1]):
@@ -202,171 +182,6 @@ def _choose(primary: np.ndarray, secondary: np.ndarray) -> int:
     return int(min(tied, key=lambda m: (-bin(int(m)).count("1"), _indices(int(m)))))
 
 
-@lru_cache(maxsize=16)
-def _mask_bits(n: int) -> np.ndarray:
-    """bits[m, i] = 1 when mask m keeps token i (read-only: shared between calls)."""
-    bits = (np.arange(1 << n)[:, None] >> np.arange(n)[None, :]) & 1
-    bits.setflags(write=False)
-    return bits
-
-
-# ---- Phases other than 8: numbers only -------------------------------------------------
-
-
-def value_tables(phase: int, rules: HouseRules = _DEFAULT_RULES, dice_set: DiceSet | None = None) -> ValueTables:
-    """The phase's tables, built on first use (about a second) and kept in memory."""
-    return _value_tables(phase, rules, None if dice_set is None or dice_set == standard_set() else dice_set)
-
-
-@lru_cache(maxsize=32)  # called with positional arguments only, so one entry per table
-def _value_tables(phase: int, rules: HouseRules, dice_set: DiceSet | None) -> ValueTables:
-    return build_value_tables(phase, dice_set or standard_set(), rules)
-
-
-def _value_values(
-    phase: int, tokens: list[DieToken], reading: tuple[int, ...], rolls_left: int, rules: HouseRules, dice_set: DiceSet
-) -> _Values:
-    tables = value_tables(phase, rules, dice_set)
-    vg = tables.vg
-    # Only the numbers matter, and every reading puts a number on a die of the same group.
-    bits = _mask_bits(len(tokens))
-    index = []
-    for g, group in enumerate(vg.groups):
-        onehot = np.zeros((len(tokens), group.outcomes), dtype=np.int64)
-        for t, (token, d) in enumerate(zip(tokens, reading)):
-            if vg.die_group[dice_set.dice[d].id] == g:
-                onehot[t, vg.locate(token.face.value, g)] = 1
-        index.append(group.codes(bits @ onehot))
-    at = tuple(index)
-    cf, sf = tables.complete_first.keep[rolls_left], tables.score_first.keep[rolls_left]
-    return _Values((cf[0][at].copy(), cf[1][at].copy()), (sf[0][at].copy(), sf[1][at].copy()))
-
-
-# ---- Phase 8: colours on physical dice ---------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ColourTables:
-    classes: ColourClasses
-    completion: np.ndarray  # W_2 of the class DP: the exact chance, hedging included
-    fresh_p_complete: float  # a fresh turn's best chance
-    colours: tuple[SingleColour, ...]  # playing for one colour, numbers included
-    last_roll: LastRollPlay  # the best one-colour keep on the last roll, every state
-
-    @property
-    def nbytes(self) -> int:
-        arrays = [self.completion]
-        for sc in self.colours:
-            for sol in (sc.complete_first, sc.score_first):
-                arrays += [a for pair in sol.keep.values() for a in pair]
-        arrays += self.last_roll.tables
-        return sum(a.nbytes for a in arrays)
-
-
-def colour_tables(rules: HouseRules = _DEFAULT_RULES, dice_set: DiceSet | None = None) -> ColourTables:
-    """Phase 8's tables, built on first use (a few seconds) and kept in memory."""
-    return _colour_tables(rules, None if dice_set is None or dice_set == standard_set() else dice_set)
-
-
-@lru_cache(maxsize=4)
-def _colour_tables(rules: HouseRules, dice_set: DiceSet | None) -> ColourTables:
-    dice_set = dice_set or standard_set()
-    classes, completion, fresh_p = class_completion(dice_set, rules)
-    colours = tuple(single_colour(dice_set, c, rules) for c in range(NCOL))
-    return ColourTables(classes, completion, fresh_p, colours, last_roll_play(colours, dice_set))
-
-
-def _colour_values(
-    tokens: list[DieToken], readings: list[tuple[int, ...]], rolls_left: int, rules: HouseRules, dice_set: DiceSet
-) -> _Values:
-    """Average over the readings (token -> die maps) of each keep mask's figures."""
-    tables = colour_tables(rules, dice_set)
-    n = len(tokens)
-    totals = [np.zeros(1 << n) for _ in range(5)]
-    for reading in readings:
-        parts = _one_reading(tokens, reading, rolls_left, tables)
-        for total, part in zip(totals, parts):
-            total += part
-    cp, cs, ss, sp, upper = (t / len(readings) for t in totals)
-    values = _Values((cp, cs), (ss, sp), upper)
-    if rolls_left == 2:
-        full = (1 << n) - 1
-        budget = [EXACT_OUTCOMES]  # outcomes left to enumerate in this call
-
-        def refine(mask: int, objectives: tuple[bool, ...]) -> None:
-            """Make `mask`'s figures exact for these objectives (True: score-first), if the
-            enumeration fits what is left of the budget."""
-            outcomes = len(readings) * 6 ** (n - bin(mask).count("1"))
-            if mask == full or outcomes > budget[0]:
-                return
-            budget[0] -= outcomes
-            exact = _exact_two_rolls(tokens, readings, mask, tables.last_roll, objectives)
-            for score_first, (first, second) in zip(objectives, exact):
-                if score_first:
-                    ss[mask], sp[mask] = first, second
-                    upper[mask] = first  # exact: no bound to report
-                else:
-                    cs[mask] = second
-                    refined_chance_plans.add(mask)
-
-        refined_chance_plans: set[int] = set()
-        values = _Values((cp, cs), (ss, sp), upper, refine, refined_chance_plans)
-    return values
-
-
-def _one_reading(tokens: list[DieToken], reading: tuple[int, ...], rolls_left: int, tables: ColourTables):
-    """(complete-first p, s, score-first s, p, upper bound on s) of every mask for one reading."""
-    bits = _mask_bits(len(tokens))
-    per_colour = [_single_colour_figures(tokens, reading, rolls_left, sc, bits) for sc in tables.colours]
-    if rolls_left == 1:
-        # No later choice: the figures of a keep are the same for both objectives, and exact.
-        p = sum(f[0] for f in per_colour)
-        s = sum(f[1] for f in per_colour)
-        return p, s, s.copy(), p.copy(), s.copy()
-    # Two rolls left: the chance is exact from the class DP (it hedges between colours). For
-    # the score, "keep this, then play for colour c" is exact per colour: the best colour is
-    # a lower bound on the best play, and the sum over colours an upper bound.
-    p_exact = _class_figure(tokens, reading, tables, bits)
-    cf_p, cf_s, sf_s, sf_p = (np.stack([f[k] for f in per_colour], axis=1) for k in range(4))
-    rows = np.arange(len(bits))
-    best_cf = _lex_best(cf_p, cf_s)
-    best_sf = _lex_best(sf_s, sf_p)
-    return p_exact, cf_s[rows, best_cf], sf_s[rows, best_sf], sf_p[rows, best_sf], sf_s.sum(axis=1)
-
-
-def _lex_best(primary: np.ndarray, secondary: np.ndarray) -> np.ndarray:
-    """Per row, the column with the best primary, then the best secondary."""
-    top = primary >= primary.max(axis=1, keepdims=True) - TIE
-    return np.argmax(np.where(top, secondary, -np.inf), axis=1)
-
-
-def _single_colour_figures(tokens, reading, rolls_left: int, sc: SingleColour, bits: np.ndarray):
-    """(cf p, cf s, sf s, sf p) of playing for colour sc.colour, for every mask."""
-    n = len(tokens)
-    kept = np.array([sc.slot(d, t.face) for t, d in zip(tokens, reading)])
-    rolled = np.array([sc.slot(d, None) for d in reading])
-    per_token = np.where(bits == 1, kept[None, :], rolled[None, :])
-    per_die = np.empty_like(per_token)
-    per_die[:, list(reading)] = per_token
-    at = tuple(per_die[:, d] for d in range(n))
-    cf = sc.complete_first.keep[rolls_left]
-    sf = sc.score_first.keep[2] if rolls_left == 2 else cf[::-1]
-    return cf[0][at], cf[1][at], sf[0][at], sf[1][at]
-
-
-def _class_figure(tokens, reading, tables: ColourTables, bits: np.ndarray) -> np.ndarray:
-    """Exact best chance of completing (two rolls left) of every mask, from the class DP."""
-    classes = tables.classes
-    index = []
-    for k, group in enumerate(classes.groups):
-        onehot = np.zeros((len(tokens), NCOL), dtype=np.int64)
-        for t, (token, d) in enumerate(zip(tokens, reading)):
-            if classes.die_class[d] == k:
-                onehot[t, COLORS.index(token.face.color)] = 1
-        index.append(group.codes(bits @ onehot))
-    return tables.completion[tuple(index)]
-
-
 def warm_up(rules: HouseRules = _DEFAULT_RULES, phases: Sequence[int] = tuple(range(1, 11))) -> int:
     """Build the tables of these phases now (a server may call it at start so that no player
     waits for a first use: about 1 s per phase, 3 s for Phase 8). Returns the bytes held."""
@@ -376,58 +191,3 @@ def warm_up(rules: HouseRules = _DEFAULT_RULES, phases: Sequence[int] = tuple(ra
         tables = colour_tables(rules) if number == COLOUR_PHASE else value_tables(number, rules)
         held += tables.nbytes
     return held
-
-
-# Enumerating the reroll's outcomes costs a few lookups each. One advice enumerates at most
-# this many outcomes (summed over readings and keeps; 6**7 take 50-130 ms on a loaded 2-CPU
-# machine), so a decision stays well under 250 ms; past it the bounds stand instead.
-EXACT_OUTCOMES = 6**7
-
-
-def _exact_two_rolls(
-    tokens: list[DieToken], readings: list[tuple[int, ...]], mask: int, play: LastRollPlay, objectives: tuple[bool, ...]
-) -> list[tuple[float, float]]:
-    """Phase 8, two rolls left, keep `mask`, then the best one-colour keep on the last roll
-    for each objective (True: score first): its (primary, secondary) figures averaged over
-    every outcome of the reroll and every reading."""
-    n = len(tokens)
-    columns = [c for score_first in objectives for c in ((2, 3) if score_first else (0, 1))]
-    sums = np.zeros(len(columns))
-    for reading in readings:
-        kept = {reading[t]: tokens[t].face for t in range(n) if mask >> t & 1}
-        sums += _exact_one_reading(kept, play, columns)
-    means = sums / len(readings)
-    return [(float(means[2 * k]), float(means[2 * k + 1])) for k in range(len(objectives))]
-
-
-def _exact_one_reading(kept: dict[int, Face], play: LastRollPlay, columns: Sequence[int]) -> np.ndarray:
-    """Mean over every outcome of the dice not in `kept` of the best one-colour last keep's
-    figures; `columns` are pairs (primary, secondary) of play.tables' rows."""
-    x = None
-    for c, table in enumerate(play.tables):
-        index = _outcome_index(kept, play, c)
-        if x is None:
-            x = np.empty((len(play.tables), len(columns), len(index)))
-        for k, row in enumerate(columns):
-            np.take(table[row], index, out=x[c, k])
-    out = []
-    for k in range(0, len(columns), 2):
-        a, b = x[:, k, :], x[:, k + 1, :]
-        # Per outcome the best colour, lexicographically: real differences of the primary are
-        # at least 6**-10 ~ 1.7e-8, the secondary (<= 100) scaled by 1e-12 only breaks ties.
-        choice = np.argmax(a + 1e-12 * b, axis=0)
-        out += [a.max(axis=0).mean(), np.take_along_axis(b, choice[None, :], axis=0).mean()]
-    return np.array(out)
-
-
-def _outcome_index(kept: dict[int, Face], play: LastRollPlay, colour: int) -> np.ndarray:
-    """Flat index into play.tables[colour] of every outcome of the rerolled dice."""
-    shape = play.shapes[colour]
-    strides = np.cumprod((1,) + shape[::-1][:-1])[::-1]
-    slots = play.slots[colour]
-    index = np.array([sum(int(strides[d]) * slots[d].get(face, 0) for d, face in kept.items())])
-    for d in range(len(shape)):
-        if d not in kept:  # every face of a rerolled die, each with probability 1/6
-            step = np.array([int(strides[d]) * slots[d].get(f, 0) for f in play.faces[d]])
-            index = (index[:, None] + step[None, :]).ravel()
-    return index

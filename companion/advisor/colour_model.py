@@ -196,7 +196,7 @@ def last_roll_play(colours: Sequence[SingleColour], dice_set: DiceSet) -> LastRo
     return LastRollPlay(tables, shapes, slots, [die.faces for die in dice_set.dice])
 
 
-# ---- Fresh-turn bounds for the docs table (slow: per-die colour DP, ~10M states) --------
+# ---- Fresh-turn figures for the docs table (slow: per-die colour DP, ~10M states) -------
 
 
 def colour_groups(dice_set: DiceSet) -> tuple[Group, ...]:
@@ -230,18 +230,3 @@ def colour_rewards(dice_set: DiceSet, rules: HouseRules, optimistic: bool) -> tu
             points = [r or 0.0 for r in results]
             score[where] = max(points) if optimistic else sum(points) / len(points)
     return complete.reshape(shape), score.reshape(shape)
-
-
-def fresh_turn_score_bounds(dice_set: DiceSet, rules: HouseRules) -> tuple[float, float, float]:
-    """(lower, upper, p_complete of the lower plan) for a fresh turn's best expected score.
-
-    lower: exact expected score of the best plan that decides on colours only; upper: the
-    optimistic relaxation. The best play of all lies in between."""
-    groups = colour_groups(dice_set)
-    out = []
-    for optimistic in (False, True):
-        complete, score = colour_rewards(dice_set, rules, optimistic)
-        sol = solve(groups, score, complete, ROLLS_PER_TURN - 1, keep_tables=False)
-        s, p = (float(expand_all(t, groups).flat[0]) for t in sol.full[ROLLS_PER_TURN - 1])
-        out.append((s, p))
-    return out[0][0], out[1][0], out[0][1]

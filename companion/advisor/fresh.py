@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from companion.advisor.advice import _DEFAULT_RULES, colour_tables, value_tables
+from companion.advisor.colour_advice import colour_tables
+from companion.advisor.value_advice import value_tables
 from companion.advisor.colour_model import PHASE as COLOUR_PHASE
 from companion.advisor.colour_model import colour_groups, colour_rewards
 from companion.advisor.product_dp import expand_all, solve
 from companion.dice import DiceSet, standard_set
 from companion.rules.evaluation import HouseRules
+
+_DEFAULT_RULES = HouseRules()
 
 ROLLS = 3
 

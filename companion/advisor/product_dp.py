@@ -1,10 +1,11 @@
 """Exact keep-or-reroll dynamic programming over groups of interchangeable dice.
 
 A *group* is a set of dice that roll the same outcome distribution (for most phases: the
-four low dice roll values {1,2,3,4,W,W}, the six high dice {5..10}; for Phase 8 each die is
-its own group and the outcome is its colour). Inside a group only the multiset of outcomes
-matters, so a state is one multiset per group, and a table is an ndarray with one axis per
-group, indexed by the group's partial multisets (sizes 0..n).
+four low dice roll values {1,2,3,4,W,W}, the six high dice {5..10}; for Phase 8's chance:
+the dice with the same colour layout, rolling colours; for Phase 8's per-colour tables:
+each die alone, rolling "not c" or one of its faces of colour c). Inside a group only the
+multiset of outcomes matters, so a state is one multiset per group, and a table is an
+ndarray with one axis per group, indexed by the group's partial multisets (sizes 0..n).
 
 With r rolls left, the value of keeping K is W_r(K) = E[V_{r-1}(K + the rerolled dice)], and
 the value of a full state is V_r(S) = best over K inside S of W_r(K). Both are separable per

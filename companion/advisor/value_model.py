@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Sequence
 
 import numpy as np
 
@@ -78,14 +77,6 @@ class ValueTables:
     score_first: Solution  # primary: score, secondary: completion
     final_complete: np.ndarray
     final_score: np.ndarray
-
-    def state_index(self, keep: Sequence[tuple[int, int | None]]) -> tuple[int, ...]:
-        """Table index of a kept multiset given as (group, value) pairs."""
-        counts = [[0] * g.outcomes for g in self.vg.groups]
-        for g, v in keep:
-            counts[g][self.vg.locate(v, g)] += 1
-        return tuple(self.vg.groups[g].index[tuple(c)] for g, c in enumerate(counts))
-
     fresh: dict[str, tuple[float, float]]  # a fresh turn: objective -> (primary, secondary)
 
     @property
