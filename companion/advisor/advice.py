@@ -77,11 +77,8 @@ def advise(
     best_s = _choose(*values.score_first)
     if values.refine is not None and exact_scores:
         # The score plan's figure first: it is the one a bound would blur most.
-        if best == best_s:
-            values.refine(best, (True, False))
-        else:
-            values.refine(best_s, (True,))
-            values.refine(best, (False,))
+        values.refine(best_s, (True,))
+        values.refine(best, (False,))
     return Advice(
         phase,
         rolls_left,

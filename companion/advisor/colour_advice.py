@@ -30,8 +30,9 @@ from companion.rules.evaluation import HouseRules
 _DEFAULT_RULES = HouseRules()
 
 # Enumerating the reroll's outcomes costs a few lookups each. One advice enumerates at most
-# this many outcomes (summed over readings and keeps; 6**7 take 50-130 ms on a loaded 2-CPU
-# machine), so a decision stays well under 250 ms; past it the bounds stand instead.
+# this many outcomes (summed over readings, keeps and plans; 6**7 take about 25 ms of CPU
+# here), so a decision stays well under 250 ms even on a busy machine; past it the bounds
+# stand instead.
 EXACT_OUTCOMES = 6**7
 
 
@@ -84,14 +85,14 @@ def colour_figures(
         budget = [EXACT_OUTCOMES]  # outcomes left to enumerate in this call
 
         def refine(mask: int, objectives: tuple[bool, ...]) -> None:
-            """Make `mask`'s figures exact for these objectives (True: score-first), if the
-            enumeration fits what is left of the budget."""
+            """Make `mask`'s figures exact for these objectives (True: score-first), in
+            order, each if its enumeration fits what is left of the budget."""
             outcomes = len(readings) * 6 ** (n - bin(mask).count("1"))
-            if mask == full or outcomes > budget[0]:
-                return
-            budget[0] -= outcomes
-            exact = exact_two_rolls(tokens, readings, mask, tables.last_roll, objectives)
-            for score_first, (first, second) in zip(objectives, exact):
+            for score_first in objectives:
+                if mask == full or outcomes > budget[0]:
+                    return
+                budget[0] -= outcomes
+                [(first, second)] = exact_two_rolls(tokens, readings, mask, tables.last_roll, (score_first,))
                 if score_first:
                     ss[mask], sp[mask] = first, second
                     upper[mask] = first  # exact: no bound to report
