@@ -14,6 +14,8 @@ import json
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from companion.advisor import Advice, advise, advise_keep
 from companion.advisor import colour_advice
@@ -361,3 +363,20 @@ def test_phase8_skipping_the_enumeration_keeps_the_keeps():
             if a.expected_score_upper is None and b.expected_score_upper is not None:
                 assert b.expected_score - EXACT <= a.expected_score <= b.expected_score_upper + EXACT
         assert quick.best_score.expected_score <= exact.best_score.expected_score + EXACT
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    phase=st.integers(1, 10),
+    rolls_left=st.integers(1, 2),
+    faces=st.tuples(*(st.sampled_from(die.faces) for die in DICE)),
+)
+def test_each_plan_is_best_at_its_own_objective(phase, rolls_left, faces):
+    advice = advise(phase, named(list(faces)), rolls_left)
+    for option in (advice.best, advice.best_score, advice.keep_all):
+        assert 0.0 <= option.p_complete <= 1.0 and option.expected_score >= 0.0
+    assert advice.best.p_complete >= advice.best_score.p_complete - EXACT
+    assert advice.best.p_complete >= advice.keep_all.p_complete - EXACT
+    assert advice.best_score.expected_score >= advice.keep_all.expected_score - EXACT
+    if phase != 8 or rolls_left == 1:  # Phase 8's two-roll chance-plan score may be a bound
+        assert advice.best_score.expected_score >= advice.best.expected_score - EXACT
