@@ -31,11 +31,12 @@ class KeepOption:
     keep: tuple[int, ...]
     p_complete: float
     expected_score: float
-    # Phase 8 with two rolls left only (None elsewhere: the figures are exact). Then
-    # expected_score is exact for "keep these, then on the last roll play for one colour"
-    # (for best_score the colour with the best expected score, for best the likeliest one),
-    # and the best play's expected score after this keep lies between it and this bound.
-    # p_complete of `best` stays exact (it hedges between colours).
+    # None when the figures are exact. Set only for Phase 8 with two rolls left when the
+    # reroll was too big to enumerate (or exact_scores=False): expected_score is then exact
+    # for "keep these, then on the last roll play for one colour" (for best_score the colour
+    # with the best expected score, for best the likeliest one), and the best play's
+    # expected score after this keep lies between it and this bound. p_complete of `best`
+    # is exact in every case (it hedges between colours).
     expected_score_upper: float | None = None
 
     def to_json(self) -> dict:
