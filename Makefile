@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench train-help system-deps clean
+.PHONY: run test bench train-env system-deps clean
 
 run: $(STAMP)
 	$(BIN)/companion serve
@@ -25,6 +25,13 @@ system-deps:
 	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver; \
 	  else echo "Browser tests need Debian's chromium: sudo apt-get install chromium chromium-driver"; fi; \
 	fi
+
+# Benchmarks print figures; they never pass or fail.
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_rules.py
+	$(BIN)/python benchmarks/bench_advisor.py
+	$(BIN)/python benchmarks/bench_read.py
+	$(BIN)/python benchmarks/bench_scorepad.py
 
 # Training is an optional extra: the CPU wheel of PyTorch on disk.
 $(VENV)/.train: $(STAMP)
