@@ -246,6 +246,7 @@ def _label(cam: Camera, die: PlacedDie) -> dict | None:
 
 
 def render_scene(rng: np.random.Generator, split: str, opts: SceneOptions = SceneOptions()) -> Photo:
+    """Draw one photo. The order of the random draws is part of each seed's meaning: keep it."""
     size = opts.size or SIZES[int(rng.integers(len(SIZES)))]
     n = opts.n_dice if opts.n_dice is not None else _n_dice(rng)
     app = sample_appearance(rng, split)
@@ -257,10 +258,27 @@ def render_scene(rng: np.random.Generator, split: str, opts: SceneOptions = Scen
     light = _light(rng)
     if opts.clean:
         light = replace(light, kelvin=6500.0)
-    light_rgb = kelvin_rgb(light.kelvin)
     kind = opts.table or str(rng.choice(table_kinds(split)))
+    canvas, pips, items = _table_scene(rng, split, cam, kind, dice, light, opts)
+    _draw_dice(rng, canvas, cam, app, dice, pips, light, opts)
+    extras = _overlays(rng, canvas, cam, dice, light, opts)
+    light_rgb = kelvin_rgb(light.kelvin)
+    canvas *= light_rgb.astype(np.float32)
+    fx = neutral_effects() if opts.clean else sample_effects(rng, light_rgb)
+    if opts.noise_max is not None:
+        fx = replace(fx, noise=min(fx.noise, opts.noise_max))
+    depth = _focus_map(rng, cam, dice) if fx.blur_kind == "defocus" and cam.tilt_deg > 12 and rng.random() < 0.5 else None
+    image = apply_effects(rng, canvas, fx, depth)
+    labels = [lab for lab in (_label(cam, d) for d in dice) if lab is not None]
+    conditions = _conditions(split, app, cam, light, kind, fx, dice, items, out_of_frame)
+    conditions.update({"pip_dice": len(pips), **extras, "depth_of_field": depth is not None, "generator": GENERATOR_VERSION})
+    return Photo(image, labels, conditions)
+
+
+def _table_scene(rng, split: str, cam: Camera, kind: str, dice: list[PlacedDie], light: Light, opts: SceneOptions):
+    """The lit table with its clutter, pip dice placed (not drawn yet) and shadows cast."""
     table = render_table(rng, kind, *_table_coords(cam, TABLE_STEP)) * np.float32(light.lambert(UP))
-    canvas = cv2.resize(table, size, interpolation=cv2.INTER_LINEAR)
+    canvas = cv2.resize(table, (cam.width, cam.height), interpolation=cv2.INTER_LINEAR)
     n_clutter = opts.clutter if opts.clutter is not None else int(rng.choice([0, 0, 1, 2, 3, 5]))
     n_pips = 0 if opts.clutter == 0 else int(rng.choice([0, 0, 0, 0, 1, 2]))
     pips = place_pip_dice(rng, cam, dice, n_pips)
@@ -271,6 +289,10 @@ def render_scene(rng: np.random.Generator, split: str, opts: SceneOptions = Scen
     if rng.random() < 0.3:
         _table_hotspot(rng, canvas)
     _shadows(canvas, cam, dice + pips, light)
+    return canvas, pips, items
+
+
+def _draw_dice(rng, canvas, cam: Camera, app: Appearance, dice: list[PlacedDie], pips: list[PlacedDie], light: Light, opts: SceneOptions) -> None:
     glare_gain = 0.0 if opts.clean else float(rng.uniform(0.0, 1.2))
     pip_look = _pip_look(rng)
     tops = []
@@ -278,22 +300,17 @@ def render_scene(rng: np.random.Generator, split: str, opts: SceneOptions = Scen
         look = pip_look if die.die is PIP_DIE else phase10_look(app, die.die)
         tops.append(draw_die(canvas, cam, die, look, light, glare_gain, rng))
     repaint_tops(canvas, tops)
+
+
+def _overlays(rng, canvas, cam: Camera, dice: list[PlacedDie], light: Light, opts: SceneOptions) -> dict:
+    """What comes between the dice and the lens: a hand, the photographer's shadow."""
     hand = False
     if opts.clutter != 0 and rng.random() < 0.12:
         hand = draw_hand(rng, canvas, _dice_mask(cam, dice))
     body_shadow = not opts.clean and rng.random() < 0.12
     if body_shadow:
         _photographer_shadow(rng, canvas, light)
-    canvas *= light_rgb.astype(np.float32)
-    fx = neutral_effects() if opts.clean else sample_effects(rng, light_rgb)
-    if opts.noise_max is not None:
-        fx = replace(fx, noise=min(fx.noise, opts.noise_max))
-    depth = _focus_map(rng, cam, dice) if fx.blur_kind == "defocus" and cam.tilt_deg > 12 and rng.random() < 0.5 else None
-    image = apply_effects(rng, canvas, fx, depth)
-    labels = [lab for lab in (_label(cam, d) for d in dice) if lab is not None]
-    conditions = _conditions(split, app, cam, light, kind, fx, dice, items, out_of_frame)
-    conditions.update({"pip_dice": len(pips), "hand": hand, "photographer_shadow": body_shadow, "depth_of_field": depth is not None, "generator": GENERATOR_VERSION})
-    return Photo(image, labels, conditions)
+    return {"hand": hand, "photographer_shadow": body_shadow}
 
 
 def paint_order(cam: Camera, dice: list[PlacedDie]) -> list[PlacedDie]:
