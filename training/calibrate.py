@@ -2,10 +2,16 @@
 
     .venv/bin/python -m training.calibrate --data data/calib --out models/calibration.json
 
-Runs the shipped pipeline on every photo, keeps the detected dice that match a labelled
-die, and picks, separately for the value head and the colour head, the temperature that
-minimises the negative log-likelihood of the true class (temperature scaling, Guo et al.
-2017). The decoder then turns the calibrated probabilities into each die's confidence.
+Two settings are chosen on this set, which is never trained on and is not the validation set:
+
+- the detector's threshold: the heatmap peak score above which a box is a die, picked to
+  maximise the share of photos whose dice are all found with nothing extra (ties: the best
+  F1 of detection);
+- the reader's temperatures: with that threshold the shipped pipeline runs on every photo,
+  the detected dice that match a labelled die are kept, and for the value head and the
+  colour head separately the temperature that minimises the negative log-likelihood of the
+  true class is picked (temperature scaling, Guo et al. 2017). The decoder then turns the
+  calibrated probabilities into each die's confidence.
 """
 
 from __future__ import annotations
@@ -17,11 +23,14 @@ from pathlib import Path
 import numpy as np
 
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES
+from companion.vision.image_io import load_work_image
 from companion.vision.models import CALIBRATION_FILE, load_models, softmax
 from training.common import read_dataset
-from training.evaluate import evaluate_image
+from training.evaluate import box_iou, evaluate_image
 
-TEMPERATURES = np.exp(np.linspace(np.log(0.25), np.log(8.0), 121))
+THRESHOLDS = np.round(np.arange(0.15, 0.751, 0.025), 3)
+
+TEMPERATURES = np.exp(np.linspace(np.log(0.1), np.log(10.0), 161))
 
 
 def nll(logits: np.ndarray, labels: np.ndarray, t: float) -> float:
@@ -38,6 +47,48 @@ def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> tuple[float, floa
     return float(TEMPERATURES[best]), nll(logits, labels, 1.0), float(losses[best])
 
 
+def detection_outcomes(images, detector) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """Per photo: the number of dice to find, and the scores of true and of false detections."""
+    keep = detector.threshold
+    detector.threshold = float(THRESHOLDS[0])
+    out = []
+    try:
+        for im in images:
+            work = load_work_image(im.path)
+            dets = sorted(detector.detect(work.rgb), key=lambda d: -d.score)
+            taken: set[int] = set()
+            tp, fp = [], []
+            for d in dets:
+                box = work.to_full(d.box)
+                best = max(((box_iou(box, t.box), j) for j, t in enumerate(im.dice) if j not in taken),
+                           default=(0.0, -1))
+                if best[0] >= 0.5:
+                    taken.add(best[1])
+                    if not im.dice[best[1]].ignored:
+                        tp.append(d.score)
+                else:
+                    fp.append(d.score)
+            out.append((sum(not t.ignored for t in im.dice), np.array(tp), np.array(fp)))
+    finally:
+        detector.threshold = keep
+    return out
+
+
+def choose_threshold(outcomes) -> tuple[float, dict]:
+    """The threshold with the most photos found exactly (every die, nothing extra)."""
+    table = {}
+    for t in THRESHOLDS:
+        exact = sum(1 for n, tp, fp in outcomes if (tp >= t).sum() == n and (fp >= t).sum() == 0)
+        found = sum(int((tp >= t).sum()) for _, tp, _ in outcomes)
+        extra = sum(int((fp >= t).sum()) for _, _, fp in outcomes)
+        total = sum(n for n, _, _ in outcomes)
+        table[float(t)] = {"photos_exact": exact / max(1, len(outcomes)), "recall": found / max(1, total),
+                           "precision": found / max(1, found + extra)}
+    f1 = {t: 2 * r["recall"] * r["precision"] / max(1e-9, r["recall"] + r["precision"]) for t, r in table.items()}
+    best = max(table, key=lambda t: (round(table[t]["photos_exact"], 6), f1[t], -t))
+    return best, table
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", required=True)
@@ -46,7 +97,13 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     folder = Path(args.models) if args.models else None
     models = load_models(folder)
-    results = [evaluate_image(im, models) for im in read_dataset(args.data)]
+    images = read_dataset(args.data)
+    threshold, table = choose_threshold(detection_outcomes(images, models.detector))
+    models.detector.threshold = threshold
+    for t, row in table.items():
+        print(f"threshold {t:.3f}: photos exact {row['photos_exact']:.4f}  recall {row['recall']:.4f}  "
+              f"precision {row['precision']:.4f}")
+    results = [evaluate_image(im, models) for im in images]
     found = [m for r in results for m in r.matches if m.pred is not None]
     vl = np.array([m.value_logits for m in found]).reshape(-1, len(VALUE_CLASSES))
     cl = np.array([m.color_logits for m in found]).reshape(-1, len(COLOR_CLASSES))
@@ -54,7 +111,9 @@ def main(argv=None) -> int:
     cy = np.array([COLOR_CLASSES.index(m.truth.color) for m in found], dtype=np.int64)
     tv, v0, v1 = fit_temperature(vl, vy)
     tc, c0, c1 = fit_temperature(cl, cy)
-    data = {"value_temperature": round(tv, 4), "color_temperature": round(tc, 4), "fitted_on": args.data,
+    data = {"value_temperature": round(tv, 4), "color_temperature": round(tc, 4),
+            "detector_threshold": threshold, "detector_threshold_table": {f"{t:.3f}": r for t, r in table.items()},
+            "fitted_on": args.data,
             "dice": len(found), "value_nll": [round(v0, 5), round(v1, 5)], "color_nll": [round(c0, 5), round(c1, 5)]}
     out = Path(args.out) if args.out else (folder or Path(models_dir_default())) / CALIBRATION_FILE
     out.write_text(json.dumps(data, indent=1) + "\n")

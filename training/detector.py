@@ -208,6 +208,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="models/detector.onnx")
     ap.add_argument("--run-dir", default="runs/detector")
     ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--export-only", action="store_true", help="export the last checkpoint as it is, then stop")
     ap.add_argument("--epoch-steps", type=int, default=0, help="steps per epoch (default: one pass over the data)")
     ap.add_argument("--minutes", type=float, default=0,
                     help="train for this much time instead of --epochs (the learning rate decays over it)")
@@ -231,10 +232,10 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(args.seed)
     epoch, history = 0, []
     ckpt = run_dir / "last.pt"
-    if args.resume and ckpt.is_file():
+    if (args.resume or args.export_only) and ckpt.is_file():
         epoch, history = load_checkpoint(ckpt, model, opt, plan, rng)
         log(f"resumed after epoch {epoch} (step {plan.step}, {plan.seconds / 60:.1f} min)")
-    while not plan.done():
+    while not plan.done() and not args.export_only:
         model.train()
         order = np.concatenate([rng.permutation(n) for _ in range(-(-steps * args.batch // n))])
         t0, tot, tot_f, tot_r, done = time.time(), 0.0, 0.0, 0.0, 0

@@ -142,32 +142,55 @@ def expected_calibration_error(results: list[ImageResult]) -> float:
                for b in bins.values()) / len(found)
 
 
-def condition_groups(results: list[ImageResult], max_levels: int = 12) -> dict[str, dict[str, list[ImageResult]]]:
-    """Group photos by each condition: categories as they are, numbers in three equal-count bins."""
-    keys = sorted({k for r in results for k in r.image.conditions})
+SKIP_CONDITIONS = {"seed", "index", "split"}  # bookkeeping, not conditions
+
+
+def _flat_conditions(conditions: dict) -> dict:
+    """Nested dicts become dotted keys (light.kelvin); lists are left out (too many combinations)."""
+    out = {}
+    for key, value in conditions.items():
+        if key in SKIP_CONDITIONS:
+            continue
+        if isinstance(value, dict):
+            for sub, v in value.items():
+                if not isinstance(v, (dict, list)):
+                    out[f"{key}.{sub}"] = v
+        elif not isinstance(value, list):
+            out[key] = value
+    return out
+
+
+def condition_groups(results: list[ImageResult], max_levels: int = 40) -> dict[str, dict[str, list[ImageResult]]]:
+    """Group photos by each condition: categories as they are, numbers in three equal-count bands."""
+    flat = [(r, _flat_conditions(r.image.conditions)) for r in results]
+    keys = sorted({k for _, c in flat for k in c})
     groups: dict[str, dict[str, list[ImageResult]]] = {}
     for key in keys:
-        vals = [(r, r.image.conditions.get(key)) for r in results]
+        vals = [(r, c.get(key)) for r, c in flat]
         numeric = [v for _, v in vals if isinstance(v, (int, float)) and not isinstance(v, bool)]
         levels: dict[str, list[ImageResult]] = defaultdict(list)
-        if numeric and len(set(numeric)) > max_levels:
+        if numeric and len(set(numeric)) > 6:
             cuts = np.quantile(numeric, [1 / 3, 2 / 3])
+            bounds = [min(numeric), cuts[0], cuts[1], max(numeric)]
             for r, v in vals:
                 if isinstance(v, (int, float)) and not isinstance(v, bool):
                     band = 0 if v < cuts[0] else 1 if v < cuts[1] else 2
-                    lo = [min(numeric), cuts[0], cuts[1]][band]
-                    hi = [cuts[0], cuts[1], max(numeric)][band]
-                    levels[f"{lo:.3g}..{hi:.3g}"].append(r)
+                    levels[f"{bounds[band]:.3g}..{bounds[band + 1]:.3g}"].append(r)
         else:
             for r, v in vals:
-                if isinstance(v, (dict, list)):
-                    v = json.dumps(v, sort_keys=True)
                 levels[str(v)].append(r)
             if len(levels) > max_levels:
-                continue  # free text with many values (e.g. a seed): no useful breakdown
+                continue  # free text with many values: no useful breakdown
         if len(levels) > 1:
-            groups[key] = dict(sorted(levels.items()))
+            groups[key] = dict(sorted(levels.items(), key=lambda kv: _level_order(kv[0])))
     return groups
+
+
+def _level_order(level: str):
+    try:
+        return (0, float(level.split("..")[0]), level)
+    except ValueError:
+        return (1, 0.0, level)
 
 
 def _fmt(summary: dict) -> str:
@@ -178,8 +201,8 @@ def _fmt(summary: dict) -> str:
 
 def report(results: list[ImageResult], out=print) -> dict:
     overall = summarise(results)
-    out(f"overall         photos   dice")
-    out(f"  {'all':<14}{_fmt(overall)}")
+    out(f"{'':<24}photos   dice")
+    out(f"  {'all':<22}{_fmt(overall)}")
     out(f"  die id named for {overall['die_named']:.1%} of found dice, right {overall['die_id_acc']:.4f}; "
         f"flagged uncertain {overall['flagged']:.1%}, accuracy of the unflagged {overall['acc_unflagged']:.4f}")
     by_condition = {}
@@ -189,7 +212,7 @@ def report(results: list[ImageResult], out=print) -> dict:
         for level, rs in levels.items():
             s = summarise(rs)
             by_condition[key][level] = s
-            out(f"  {level[:14]:<14}{_fmt(s)}")
+            out(f"  {level[:22]:<22}{_fmt(s)}")
     rel = reliability(results)
     ece = expected_calibration_error(results)
     out(f"reliability (confidence of the decoded face vs accuracy), ECE {ece:.4f}")

@@ -105,6 +105,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="models/reader.onnx")
     ap.add_argument("--run-dir", default="runs/reader")
     ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--export-only", action="store_true", help="export the last checkpoint as it is, then stop")
     ap.add_argument("--epoch-steps", type=int, default=0, help="steps per epoch (default: one pass over the data)")
     ap.add_argument("--minutes", type=float, default=0,
                     help="train for this much time instead of --epochs (the learning rate decays over it)")
@@ -129,12 +130,12 @@ def main(argv=None) -> int:
     gen = torch.Generator().manual_seed(args.seed)
     epoch, history = 0, []
     ckpt = run_dir / "last.pt"
-    if args.resume and ckpt.is_file():
+    if (args.resume or args.export_only) and ckpt.is_file():
         epoch, history = load_checkpoint(ckpt, model, opt, plan, rng)
         gen.manual_seed(args.seed + 1000 * epoch)  # a fresh but reproducible stream after resuming
         log(f"resumed after epoch {epoch} (step {plan.step}, {plan.seconds / 60:.1f} min)")
     ce = torch.nn.CrossEntropyLoss()
-    while not plan.done():
+    while not plan.done() and not args.export_only:
         model.train()
         order = np.concatenate([rng.permutation(n) for _ in range(-(-steps * args.batch // n))])
         t0, tot, done = time.time(), 0.0, 0

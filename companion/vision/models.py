@@ -169,17 +169,20 @@ def _log_softmax(z: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, slots=True)
 class Calibration:
-    """Temperatures for the reader's two heads, fitted on the calibration set."""
+    """Temperatures for the reader's two heads and the detector's threshold, set on the calibration set."""
 
     value_temperature: float = 1.0
     color_temperature: float = 1.0
+    detector_threshold: float | None = None  # chosen on the calibration set; None: the model's own
 
     @classmethod
     def load(cls, path: Path) -> "Calibration":
         if not path.is_file():
             return cls()
         data = json.loads(path.read_text("utf-8"))
-        return cls(float(data.get("value_temperature", 1.0)), float(data.get("color_temperature", 1.0)))
+        threshold = data.get("detector_threshold")
+        return cls(float(data.get("value_temperature", 1.0)), float(data.get("color_temperature", 1.0)),
+                   float(threshold) if threshold is not None else None)
 
 
 def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
@@ -205,11 +208,11 @@ def load_models(folder: Path | None = None) -> Models:
     folder = (folder or models_dir()).resolve()
     with _lock:
         if folder not in _cache:
-            _cache[folder] = Models(
-                DetectorModel.load(folder / DETECTOR_FILE),
-                ReaderModel.load(folder / READER_FILE),
-                Calibration.load(folder / CALIBRATION_FILE),
-            )
+            calibration = Calibration.load(folder / CALIBRATION_FILE)
+            detector = DetectorModel.load(folder / DETECTOR_FILE)
+            if calibration.detector_threshold is not None:
+                detector.threshold = calibration.detector_threshold
+            _cache[folder] = Models(detector, ReaderModel.load(folder / READER_FILE), calibration)
         return _cache[folder]
 
 
