@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench train-env system-deps clean
+.PHONY: run test bench data train-env system-deps clean
 
 run: $(STAMP)
 	$(BIN)/companion serve
@@ -32,6 +32,13 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_advisor.py
 	$(BIN)/python benchmarks/bench_read.py
 	$(BIN)/python benchmarks/bench_scorepad.py
+
+# The synthetic datasets (git-ignored, resumable): train, a validation set never trained on,
+# and a calibration set for the confidences.
+data: $(STAMP)
+	$(BIN)/python -m training.synth --out data/train --count 40000 --split train
+	$(BIN)/python -m training.synth --out data/val --count 2000 --split val
+	$(BIN)/python -m training.synth --out data/calib --count 1000 --split calib
 
 # Training is an optional extra: the CPU wheel of PyTorch on disk.
 $(VENV)/.train: $(STAMP)
