@@ -170,7 +170,7 @@ class TurnView {
       const [x0, y0] = [read.box[0], read.box[1]];
       return `<g class="die-outline ${cls}" data-source="${source}" role="button" aria-label="Die read as ${esc(label)}">
         <polygon points="${points}" stroke-width="${stroke}"></polygon>
-        ${index === undefined ? "" : `<text x="${x0}" y="${y0 - stroke}" font-size="${stroke * 6}">${index + 1}</text>`}
+        ${index === undefined ? "" : `<text x="${Math.max(x0, 0)}" y="${Math.max(y0 - stroke, stroke * 6)}" font-size="${stroke * 6}">${index + 1}</text>`}
       </g>`;
     }).join("");
     this.$("#photo-note").textContent = `${photo.reading.dice.length} dice found in ${Math.round(photo.reading.ms)} ms.`;
