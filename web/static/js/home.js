@@ -77,7 +77,7 @@ export async function renderHome(root) {
     root.querySelector("#roll-result").textContent = "";
   }
 
-  async function decide() {
+  async function decide(note = "") {
     const players = currentNames().map((n, i) => n || `Player ${i + 1}`);
     const selects = [...root.querySelectorAll("#rolls select")];
     if (selects.some((s) => !s.value)) return;
@@ -86,10 +86,10 @@ export async function renderHome(root) {
       const out = root.querySelector("#roll-result");
       if (result.order) {
         order = result.order;
-        out.textContent = `${order[0]} starts. Order: ${order.join(" → ")}`;
+        out.textContent = `${note}${order[0]} starts. Order: ${order.join(" → ")}`;
       } else {
         order = null;
-        out.textContent = `Tie between ${result.tied.join(" and ")}: they roll again.`;
+        out.textContent = `${note}Tie between ${result.tied.join(" and ")}: they roll again.`;
         selects.filter((s) => result.tied.includes(s.dataset.name)).forEach((s) => { s.value = ""; });
       }
     } catch (err) {
@@ -137,8 +137,9 @@ export async function renderHome(root) {
         .sort((a, b) => (a.box[0] + a.box[2]) - (b.box[0] + b.box[2]));
       const selects = [...root.querySelectorAll("#rolls select")];
       high.slice(0, selects.length).forEach((d, i) => { selects[i].value = String(d.value); });
-      out.textContent = `Read ${high.length} high dice: check them above.`;
-      decide();
+      const note = `Read ${high.length} high ${high.length === 1 ? "die" : "dice"} from the photo (check them above). `;
+      out.textContent = note;
+      decide(note);
     } catch (err) {
       out.textContent = err.message;
     }
