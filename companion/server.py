@@ -45,8 +45,11 @@ class ApiError(Exception):
 
 
 def create_app(db_path: str | Path, *, join_code: str | None = None, reader: Reader | None = None,
-               keepalive_s: float = 15.0) -> Flask:
-    """The app; `join_code` turns on LAN mode (every request must carry the code)."""
+               keepalive_s: float = 15.0, warm_advisor: bool = False) -> Flask:
+    """The app; `join_code` turns on LAN mode (every request must carry the code).
+
+    `warm_advisor` builds the roll advisor's tables in a background thread (`companion serve`
+    does; tests do not, so they stay fast) so that no player waits for a first advice."""
     app = Flask(__name__, static_folder=str(WEB_DIR / "static"), static_url_path="/static")
     # A little room above the photo limit for the multipart framing; the photo itself is
     # checked against MAX_UPLOAD exactly.
@@ -58,6 +61,8 @@ def create_app(db_path: str | Path, *, join_code: str | None = None, reader: Rea
     events = Broadcaster(keepalive_s=keepalive_s)
     app.extensions["companion"] = {"store": store, "events": events}
     read_photo = _Reader(reader)
+    if warm_advisor:
+        _warm_advisor_in_background()
 
     _install_guards(app)
     _install_errors(app)
@@ -107,6 +112,29 @@ def create_app(db_path: str | Path, *, join_code: str | None = None, reader: Rea
         faces = _faces(body.get("dice"))
         rules = g.house_rules(body.get("rules"))
         return jsonify(evaluate(phase, faces, rules).to_json())
+
+    @app.post("/api/advise")
+    def advise_roll():
+        """The roll advisor's keeps and odds for the 10 dice showing (companion.advisor decides)."""
+        from companion.advisor import advise
+
+        body = _json_body()
+        phase = body.get("phase")
+        if isinstance(phase, bool) or not isinstance(phase, int) or not 1 <= phase <= len(PHASES):
+            raise ApiError(400, f"\"phase\" must be a number 1..{len(PHASES)}")
+        rolls_left = body.get("rolls_left")
+        if isinstance(rolls_left, bool) or not isinstance(rolls_left, int) or not 0 <= rolls_left <= 2:
+            raise ApiError(400, "\"rolls_left\" must be 0, 1 or 2 (2 after the first roll, 1 after the second)")
+        dice = body.get("dice")
+        if isinstance(dice, list) and len(dice) != 10:  # a turn always rolls every die
+            raise ApiError(400, f"The advice needs all 10 dice; {len(dice)} were sent.")
+        faces = _faces(dice)
+        rules = g.house_rules(body.get("rules"))
+        try:
+            advice = advise(phase, faces, rolls_left, rules)
+        except ValueError as exc:  # DiceError included: e.g. faces the set cannot show at once
+            raise ApiError(400, _turn_message(str(exc))) from None
+        return jsonify(advice.to_json())
 
     @app.post("/api/first-player")
     def decide_first_player():
@@ -206,6 +234,23 @@ def create_app(db_path: str | Path, *, join_code: str | None = None, reader: Rea
         return send_file(io.BytesIO(photo.data), mimetype=photo.mime, max_age=3600)
 
     return app
+
+
+def _warm_advisor_in_background() -> threading.Thread:
+    """Build every phase's advisor tables (~10 s, ~120 MB) without delaying the start."""
+
+    def warm() -> None:
+        try:
+            from companion.advisor import warm_up
+
+            held = warm_up()
+            log.info("roll advisor ready (%.0f MB of tables)", held / 2**20)
+        except Exception:  # noqa: BLE001 - advice then builds its tables on first use
+            log.exception("warming the roll advisor failed")
+
+    thread = threading.Thread(target=warm, name="advisor-warm-up", daemon=True)
+    thread.start()
+    return thread
 
 
 class _Reader:

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
 
     db = args.db or default_db_path()
     code = new_join_code() if args.lan else None
-    app = create_app(db, join_code=code)
+    app = create_app(db, join_code=code, warm_advisor=True)
     host = "0.0.0.0" if args.lan else "127.0.0.1"
     try:
         server = make_server(app, host, args.port, threads=args.threads)

@@ -41,6 +41,15 @@ _SCHEMAS: dict[str, Any] = {
             "kind": {"enum": ["set", "run", "color"]},
             "dice": {"type": "array", "items": {"type": "integer"}, "description": "indices into the dice sent"},
             "stands_for": {"type": "array", "items": {"type": ["integer", "null"]}}}}}}},
+    "KeepOption": {"type": "object", "required": ["keep", "p_complete", "expected_score"], "properties": {
+        "keep": {"type": "array", "items": {"type": "integer"}, "description": "indices into the dice sent: keep these, reroll the rest"},
+        "p_complete": {"type": "number", "description": "chance of making the phase by the end of the turn"},
+        "expected_score": {"type": "number", "description": "expected phase score (a miss counts 0)"},
+        "expected_score_upper": {"type": "number", "description": "only Phase 8, 2 rolls left: expected_score is then a bound"}}},
+    "Advice": {"type": "object", "required": ["best", "best_score", "keep_all"], "properties": {
+        "best": {"$ref": "#/components/schemas/KeepOption", "description": "the best chance of making the phase"},
+        "best_score": {"$ref": "#/components/schemas/KeepOption", "description": "the best expected score"},
+        "keep_all": {"$ref": "#/components/schemas/KeepOption", "description": "stop now with the dice as they are"}}},
     "PlayerScore": {"type": "object", "properties": {
         "name": {"type": "string"}, "phase": {"type": "integer", "description": "current phase; 11 when all made"},
         "phases": {"type": "array", "items": {"type": ["integer", "null"]}, "minItems": 10, "maxItems": 10},
@@ -98,6 +107,17 @@ def openapi_document() -> dict[str, Any]:
                     "rules": {"$ref": "#/components/schemas/HouseRules"}}}),
                 "responses": {"200": _json({"$ref": "#/components/schemas/Evaluation"}, "the best arrangement"),
                               "400": _err("bad phase or dice token")}}},
+            "/api/advise": {"post": {
+                "summary": "The roll advisor: which dice to keep after roll 1 or 2, with the odds",
+                "requestBody": _body({"type": "object", "required": ["phase", "dice", "rolls_left"], "properties": {
+                    "phase": {"type": "integer", "minimum": 1, "maximum": 10},
+                    "dice": {**tokens, "minItems": 10, "maxItems": 10, "description": "the 10 dice showing"},
+                    "rolls_left": {"type": "integer", "minimum": 0, "maximum": 2,
+                                   "description": "2 after the first roll, 1 after the second"},
+                    "rules": {"$ref": "#/components/schemas/HouseRules"}}}),
+                "responses": {"200": _json({"$ref": "#/components/schemas/Advice"}, "the three plans"),
+                              "400": _err("bad phase, dice token, rolls_left, not 10 dice, "
+                                          "or faces the dice set cannot show at once")}}},
             "/api/first-player": {"post": {
                 "summary": "Decide who starts from one high-die roll per player (seating order)",
                 "requestBody": _body({"type": "object", "required": ["players", "rolls"], "properties": {
