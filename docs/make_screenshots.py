@@ -43,6 +43,7 @@ SOLITAIRE_MADE = [  # one roll of the real set (4 low + 6 high dice) that makes 
     ["10g", "10r", "10o", "10b", "10g", "9g", "Wr", "Wb"],
 ]
 TURN_DICE = ["6o", "6b", "Wr", "1g", "2b", "3g", "Wg", "9b", "10r", "4r"]  # Cy, Phase 2
+ADVICE_DICE = ["1b", "2b", "3r", "Wr", "5r", "6r", "7r", "8r", "9r", "10g"]  # roll 1 of Phase 1 (docs/advisor.md)
 
 
 def post(base: str, path: str, body: dict) -> dict:
@@ -115,6 +116,7 @@ def shoot(page, base: str, game: dict, solo: dict, race: dict, size: str) -> Non
 
     page.goto(f"{base}/#/game/{game['id']}")
     page.wait_for_selector("#current-player")
+    page.check("input[name=roll][value='3']")  # the final dice: no roll advice on this screen
     add_dice(page, TURN_DICE)
     page.wait_for_selector("#verdict")
     page.click("#dice .chip[data-index='9']")  # the picker, correcting the last die
@@ -125,6 +127,7 @@ def shoot(page, base: str, game: dict, solo: dict, race: dict, size: str) -> Non
     if size == "phone":
         page.evaluate("window.scrollTo(0, document.querySelector('.pad').offsetTop - 60)")
         page.screenshot(path=OUT / f"{size}-scorepad.png")
+        shoot_advice(page, base)
 
     photo = sample_photo()
     if photo is not None:
@@ -145,6 +148,17 @@ def shoot(page, base: str, game: dict, solo: dict, race: dict, size: str) -> Non
     page.goto(f"{base}/#/game/{solo['id']}")
     page.wait_for_selector(".banner.over")
     page.screenshot(path=OUT / f"{size}-solitaire-over.png", full_page=True)
+
+
+def shoot_advice(page, base: str) -> None:
+    """Roll advice after roll 1: the dice to keep ringed, the odds below them (phone only)."""
+    game = play(base, ["Ann", "Bob"], [])
+    page.goto(f"{base}/#/game/{game['id']}")
+    page.wait_for_selector("#current-player")
+    add_dice(page, ADVICE_DICE)
+    page.wait_for_selector("#advice-odds")
+    page.evaluate("window.scrollTo(0, document.querySelector('#roll-bar').getBoundingClientRect().top + scrollY - 60)")
+    page.screenshot(path=OUT / "phone-advice.png")
 
 
 def shrink(path: Path) -> None:

@@ -42,6 +42,7 @@ export const api = {
   createGame: (body) => call("POST", "/api/games", body),
   deleteGame: (id) => call("DELETE", `/api/games/${encodeURIComponent(id)}`),
   evaluate: (phase, dice, rules) => call("POST", "/api/evaluate", { phase, dice, rules }),
+  advise: (phase, dice, rollsLeft, rules) => call("POST", "/api/advise", { phase, dice, rolls_left: rollsLeft, rules }),
   firstPlayer: (players, rolls) => call("POST", "/api/first-player", { players, rolls }),
   record: (id, body) => call("POST", `/api/games/${encodeURIComponent(id)}/attempts`, body),
   undo: (id, seq) => call("DELETE", `/api/games/${encodeURIComponent(id)}/attempts/${seq}`),

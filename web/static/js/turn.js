@@ -2,6 +2,7 @@
 // chips to correct, the live evaluation (from the server's rules engine), confirm and undo,
 // and the scorepad beside it, kept live by server-sent events.
 
+import { RollAdvisor } from "./advice.js";
 import { api } from "./api.js";
 import { chipHtml, describe } from "./dice.js";
 import { debounce, esc, toast } from "./dom.js";
@@ -30,6 +31,7 @@ class TurnView {
     this.events = null;
     this.stream = null;
     this.evaluateSoon = debounce(() => this.evaluate(), 120);
+    this.advisor = new RollAdvisor();
   }
 
   async start() {
@@ -67,6 +69,7 @@ class TurnView {
   }
 
   bind() {
+    this.advisor.mount(this.$("#roll-bar"), this.$("#advice"), this.$("#dice"));
     this.$("#photo-input").addEventListener("change", (event) => {
       const file = event.target.files[0];
       event.target.value = ""; // the same photo can be chosen again
@@ -148,6 +151,7 @@ class TurnView {
     this.$("#clear").disabled = d.dice.length === 0 && !d.photo;
     this.drawPhoto();
     this.drawEvaluation();
+    this.advisor.update(this.state, d.dice.map((x) => x.token));
   }
 
   drawPhoto() {
@@ -407,6 +411,7 @@ function layout() {
           </label>
           <button type="button" class="btn big" id="camera-open">Live camera</button>
         </div>
+        <div class="roll-bar" id="roll-bar"></div>
         <div class="camera" id="camera" hidden>
           <video id="camera-video" autoplay playsinline muted></video>
           <div class="row"><button type="button" class="btn primary" id="camera-snap">Snap</button>
