@@ -428,6 +428,6 @@ def shutdown(app: Flask, server, loop_thread: threading.Thread | None = None) ->
     server.task_dispatcher.shutdown(cancel_pending=True, timeout=5)
     if loop_thread is not None and loop_thread.is_alive():
         server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
-        loop_thread.join(timeout=5)
+        loop_thread.join(timeout=10)
     if server._map:
         wasyncore.close_all(server._map)
