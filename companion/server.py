@@ -427,7 +427,13 @@ def shutdown(app: Flask, server, loop_thread: threading.Thread | None = None) ->
     app.extensions["companion"]["events"].close()
     server.task_dispatcher.shutdown(cancel_pending=True, timeout=5)
     if loop_thread is not None and loop_thread.is_alive():
-        server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
+        try:
+            server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
+        except OSError:  # the trigger is already gone: the loop is closing by itself
+            pass
         loop_thread.join(timeout=10)
     if server._map:
         wasyncore.close_all(server._map)
+    # A worker still busy past the timeout (a long computation) pulls the trigger when it
+    # finishes; the trigger is closed now, so make that pull a no-op instead of an EBADF.
+    server.pull_trigger = lambda *args, **kwargs: None
