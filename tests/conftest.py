@@ -82,6 +82,21 @@ def browser():
         chromium.close()
 
 
+PHONE = {"width": 390, "height": 844}
+
+
+@pytest.fixture
+def page(browser, live_server):
+    """A phone-sized page on the live server; any JavaScript error on it fails the test."""
+    context = browser.new_context(viewport=PHONE, base_url=live_server.url)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield page
+    context.close()
+    assert errors == [], f"JavaScript errors on the page: {errors}"
+
+
 def models_ready() -> bool:
     """The vision models exist (tests that read real photos skip until they do)."""
     try:

@@ -7,21 +7,9 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from conftest import models_ready, sample_photos
+from conftest import PHONE, models_ready, sample_photos
 
 pytestmark = pytest.mark.browser
-PHONE = {"width": 390, "height": 844}
-
-
-@pytest.fixture
-def page(browser, live_server):
-    context = browser.new_context(viewport=PHONE, base_url=live_server.url)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield page
-    context.close()
-    assert errors == [], f"JavaScript errors on the page: {errors}"
 
 
 def create_game(page: Page, players=("Ann", "Bob")) -> str:

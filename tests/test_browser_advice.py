@@ -9,19 +9,7 @@ from companion.advisor import advise
 from companion.dice import parse_tokens
 
 pytestmark = pytest.mark.browser
-PHONE = {"width": 390, "height": 844}
 ROLL = ["3o", "Wb", "3r", "1g", "7b", "7g", "7r", "5r", "9r", "10o"]  # one face of each die, L1..H6
-
-
-@pytest.fixture
-def page(browser, live_server):
-    context = browser.new_context(viewport=PHONE, base_url=live_server.url)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield page
-    context.close()
-    assert errors == [], f"JavaScript errors on the page: {errors}"
 
 
 def start_game(page: Page) -> None:

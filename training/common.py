@@ -5,6 +5,7 @@ Training needs PyTorch (the optional extra `train`); the run-time never imports 
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -394,3 +395,23 @@ def log_to(path: Path | None):
                 fh.write(line + "\n")
 
     return log
+
+
+def training_parser(doc: str | None, *, name: str, epochs: int, batch: int) -> argparse.ArgumentParser:
+    """The options the detector and reader trainers share (each adds its own after)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--val")
+    ap.add_argument("--limit", type=int, default=0, help="train on the first N photos of --data only")
+    ap.add_argument("--epochs", type=int, default=epochs)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--batch", type=int, default=batch)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--out", default=f"models/{name}.onnx")
+    ap.add_argument("--run-dir", default=f"runs/{name}")
+    ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--export-only", action="store_true", help="export the last checkpoint as it is, then stop")
+    ap.add_argument("--epoch-steps", type=int, default=0, help="steps per epoch (default: one pass over the data)")
+    ap.add_argument("--minutes", type=float, default=0,
+                    help="train for this much time instead of --epochs (the learning rate decays over it)")
+    return ap

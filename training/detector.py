@@ -12,7 +12,6 @@ exported model is the last epoch's: the validation set is only reported, never c
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 from pathlib import Path
@@ -22,7 +21,7 @@ import numpy as np
 
 from training.common import (
     DET_LONG_SIDE, DET_STRIDE, Cache, build_cache, build_detector, cache_dir_for, count_params, export_onnx,
-    LrPlan, load_checkpoint, log_to, save_checkpoint, seed_everything, set_threads,
+    LrPlan, load_checkpoint, log_to, save_checkpoint, seed_everything, set_threads, training_parser,
 )
 
 THRESHOLD = 0.3  # heatmap peak threshold used at run time (written into the ONNX metadata)
@@ -196,22 +195,8 @@ def match_counts(pred: np.ndarray, gt: np.ndarray, iou_min: float = 0.5) -> tupl
 # ---------------------------------------------------------------- main
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", required=True)
-    ap.add_argument("--val")
-    ap.add_argument("--limit", type=int, default=0, help="train on the first N photos of --data only")
-    ap.add_argument("--epochs", type=int, default=20)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--batch", type=int, default=16)
+    ap = training_parser(__doc__, name="detector", epochs=20, batch=16)
     ap.add_argument("--crop", type=int, default=256)
-    ap.add_argument("--lr", type=float, default=3e-3)
-    ap.add_argument("--out", default="models/detector.onnx")
-    ap.add_argument("--run-dir", default="runs/detector")
-    ap.add_argument("--resume", action="store_true")
-    ap.add_argument("--export-only", action="store_true", help="export the last checkpoint as it is, then stop")
-    ap.add_argument("--epoch-steps", type=int, default=0, help="steps per epoch (default: one pass over the data)")
-    ap.add_argument("--minutes", type=float, default=0,
-                    help="train for this much time instead of --epochs (the learning rate decays over it)")
     args = ap.parse_args(argv)
 
     import torch

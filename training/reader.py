@@ -13,7 +13,6 @@ is the last epoch's; the validation set is only reported.
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 from pathlib import Path
@@ -24,7 +23,7 @@ from companion.vision.crops import READER_CONTEXT, READER_SIZE
 from training.common import (
     PRECROP_CONTEXT, Cache, LrPlan, build_cache, build_reader, cache_dir_for, count_params, export_onnx,
     load_checkpoint,
-    log_to, save_checkpoint, seed_everything, set_threads,
+    log_to, save_checkpoint, seed_everything, set_threads, training_parser,
 )
 
 
@@ -94,21 +93,7 @@ def evaluate_crops(torch, model, cache: Cache, batch: int = 512) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", required=True)
-    ap.add_argument("--val")
-    ap.add_argument("--limit", type=int, default=0, help="train on the first N photos of --data only")
-    ap.add_argument("--epochs", type=int, default=12)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--batch", type=int, default=256)
-    ap.add_argument("--lr", type=float, default=3e-3)
-    ap.add_argument("--out", default="models/reader.onnx")
-    ap.add_argument("--run-dir", default="runs/reader")
-    ap.add_argument("--resume", action="store_true")
-    ap.add_argument("--export-only", action="store_true", help="export the last checkpoint as it is, then stop")
-    ap.add_argument("--epoch-steps", type=int, default=0, help="steps per epoch (default: one pass over the data)")
-    ap.add_argument("--minutes", type=float, default=0,
-                    help="train for this much time instead of --epochs (the learning rate decays over it)")
+    ap = training_parser(__doc__, name="reader", epochs=12, batch=256)
     args = ap.parse_args(argv)
 
     import torch
