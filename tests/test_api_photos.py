@@ -101,8 +101,8 @@ def test_export_refuses_a_non_empty_directory(db_path, tmp_path, client):
     assert companion(["export-corrections", str(tmp_path / "busy"), "--db", str(db_path)]) == 1
 
 
-@pytest.mark.skipif(models_ready(), reason="checks the message given while the models are absent")
-def test_without_models_a_real_photo_gets_a_clear_503_and_the_server_keeps_serving(client):
+def test_without_models_a_real_photo_gets_a_clear_503_and_the_server_keeps_serving(client, tmp_path, monkeypatch):
+    monkeypatch.setenv("COMPANION_MODELS", str(tmp_path / "no-models-here"))
     game = client.post("/api/games", json={"players": ["Ann"]}).json
     response = client.post(f"/api/games/{game['id']}/photos", data={"photo": (io.BytesIO(jpeg()), "dice.jpg")},
                            content_type="multipart/form-data")
