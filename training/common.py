@@ -415,3 +415,16 @@ def training_parser(doc: str | None, *, name: str, epochs: int, batch: int) -> a
     ap.add_argument("--minutes", type=float, default=0,
                     help="train for this much time instead of --epochs (the learning rate decays over it)")
     return ap
+
+
+def start_run(args: argparse.Namespace):
+    """Threads, seeds, the run folder and its log, and the cached training and validation data."""
+    set_threads()
+    seed_everything(args.seed)
+    run_dir = Path(args.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    log = log_to(run_dir / "train.log")
+    train = build_cache(args.data, cache_dir_for(args.data, args.limit), log, args.limit)
+    # Validation is only reported (on its first 300 photos), never chosen on.
+    val = build_cache(args.val, cache_dir_for(args.val, 300), log, 300) if args.val else None
+    return run_dir, log, train, val

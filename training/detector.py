@@ -20,8 +20,7 @@ import cv2
 import numpy as np
 
 from training.common import (
-    DET_LONG_SIDE, DET_STRIDE, Cache, build_cache, build_detector, cache_dir_for, count_params, export_onnx,
-    LrPlan, load_checkpoint, log_to, save_checkpoint, seed_everything, set_threads, training_parser,
+    DET_LONG_SIDE, DET_STRIDE, Cache, build_detector, count_params, export_onnx, LrPlan, load_checkpoint, save_checkpoint, start_run, training_parser,
 )
 
 THRESHOLD = 0.3  # heatmap peak threshold used at run time (written into the ONNX metadata)
@@ -201,13 +200,7 @@ def main(argv=None) -> int:
 
     import torch
 
-    set_threads()
-    seed_everything(args.seed)
-    run_dir = Path(args.run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    log = log_to(run_dir / "train.log")
-    train = build_cache(args.data, cache_dir_for(args.data, args.limit), log, args.limit)
-    val = build_cache(args.val, cache_dir_for(args.val, 300), log, 300) if args.val else None
+    run_dir, log, train, val = start_run(args)
     n = len(train.det_sizes)
     steps = args.epoch_steps or max(1, n // args.batch)
     model = build_detector()

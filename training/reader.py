@@ -21,9 +21,7 @@ import numpy as np
 
 from companion.vision.crops import READER_CONTEXT, READER_SIZE
 from training.common import (
-    PRECROP_CONTEXT, Cache, LrPlan, build_cache, build_reader, cache_dir_for, count_params, export_onnx,
-    load_checkpoint,
-    log_to, save_checkpoint, seed_everything, set_threads, training_parser,
+    PRECROP_CONTEXT, Cache, LrPlan, build_reader, count_params, export_onnx, load_checkpoint, save_checkpoint, start_run, training_parser,
 )
 
 
@@ -98,13 +96,7 @@ def main(argv=None) -> int:
 
     import torch
 
-    set_threads()
-    seed_everything(args.seed)
-    run_dir = Path(args.run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    log = log_to(run_dir / "train.log")
-    train = build_cache(args.data, cache_dir_for(args.data, args.limit), log, args.limit)
-    val = build_cache(args.val, cache_dir_for(args.val, 300), log, 300) if args.val else None
+    run_dir, log, train, val = start_run(args)
     n = len(train.crop_value)
     steps = args.epoch_steps or max(1, n // args.batch)
     model = build_reader()
