@@ -21,7 +21,10 @@ def _font(size: int):
 
 
 def draw_reading(image: Image.Image, reading: Reading) -> Image.Image:
-    """A copy of the upright photo with each die's box and `value+colour die confidence`."""
+    """A copy of the upright photo with each die's box and `value+colour [die] confidence`.
+
+    The die id is left out when the face fits several dice; "CHECK" marks an uncertain die.
+    """
     out = image.convert("RGB").copy()
     draw = ImageDraw.Draw(out)
     line = max(2, round(max(out.size) / 400))
@@ -30,7 +33,8 @@ def draw_reading(image: Image.Image, reading: Reading) -> Image.Image:
         ink = _INK[die.color.value]
         x0, y0, x1, y1 = die.box
         draw.rectangle((x0, y0, x1, y1), outline=(255, 255, 0) if die.uncertain else ink, width=line)
-        label = f"{die.face.token} {die.die or '?'} {die.confidence:.2f}" + (" ?" if die.uncertain else "")
+        parts = [die.face.token, die.die, f"{die.confidence:.2f}", "CHECK" if die.uncertain else None]
+        label = " ".join(p for p in parts if p)
         tx, ty = x0, max(0, y0 - font.size - 2 * line) if hasattr(font, "size") else max(0, y0 - 14)
         bbox = draw.textbbox((tx, ty), label, font=font)
         draw.rectangle(bbox, fill=(255, 255, 255))
