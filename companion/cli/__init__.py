@@ -12,11 +12,11 @@ import sys
 from typing import Sequence
 
 from companion import __version__
+from companion.cli.common import EXIT_USAGE
 
 # Order is the order shown by --help.
 SUBCOMMANDS = ("score", "advise", "replay", "read", "serve", "export_corrections")
 
-EXIT_USAGE = 2
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,14 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"companion {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
-        try:
-            module = importlib.import_module(f"companion.cli.{name}")
-        except ModuleNotFoundError as exc:
-            # A subcommand still being built is left out rather than breaking the others.
-            if exc.name == f"companion.cli.{name}":
-                continue
-            raise
-        module.register(subparsers)
+        importlib.import_module(f"companion.cli.{name}").register(subparsers)
     return parser
 
 

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any, Iterable
 
 from companion.advisor import advise
+from companion.cli.common import usage_error
 from companion.dice import TOKEN_HELP, parse_tokens
 from companion.rules import HouseRules
 from companion.rules.phases import PHASES
 
-EXIT_USAGE = 2
 
 DESCRIPTION = f"""\
 Advise which dice to keep: for the 10 dice showing and the rolls left in the turn, the keep
@@ -63,20 +62,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     rules = HouseRules(natural_in_every_group=args.natural_in_every_group)
     if args.phase is None or args.rolls_left is None:
-        return _fail("give --phase N, --rolls-left K and the 10 dice tokens (see companion advise --help)")
+        return usage_error("advise", "give --phase N, --rolls-left K and the 10 dice tokens (see companion advise --help)")
     try:
         phase = _whole(args.phase, "phase", 1, len(PHASES))
         rolls_left = _whole(args.rolls_left, "rolls left", 0, 2)
         result = advise_roll(phase, rolls_left, args.tokens, rules)
     except ValueError as exc:  # DiceError is a ValueError
-        return _fail(str(exc))
+        return usage_error("advise", str(exc))
     print(json.dumps(result))
     return 0
 
-
-def _fail(message: str) -> int:
-    print(f"companion advise: error: {message}", file=sys.stderr)
-    return EXIT_USAGE
 
 
 def _whole(value: Any, name: str, low: int, high: int) -> int:

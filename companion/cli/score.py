@@ -7,11 +7,11 @@ import json
 import sys
 from typing import Any, Iterable, TextIO
 
+from companion.cli.common import usage_error
 from companion.dice import TOKEN_HELP, parse_tokens
 from companion.rules import HouseRules, evaluate
 from companion.rules.phases import PHASES
 
-EXIT_USAGE = 2
 LINE_KEYS = ("phase", "dice", "natural_in_every_group")
 
 DESCRIPTION = f"""\
@@ -61,23 +61,19 @@ def run(args: argparse.Namespace) -> int:
     rules = HouseRules(natural_in_every_group=args.natural_in_every_group)
     if args.jsonl:
         if args.phase is not None or args.tokens:
-            return _fail("--jsonl reads the phase and dice from stdin: give no --phase and no tokens")
+            return usage_error("score", "--jsonl reads the phase and dice from stdin: give no --phase and no tokens")
         score_stream(sys.stdin.buffer, sys.stdout, rules)
         return 0
     if args.phase is None:
-        return _fail("give --phase N and the dice tokens, or --jsonl (see companion score --help)")
+        return usage_error("score", "give --phase N and the dice tokens, or --jsonl (see companion score --help)")
     try:
         phase = int(args.phase) if args.phase.strip().isdigit() else args.phase
         result = score_roll(_phase_number(phase), args.tokens, rules)
     except ValueError as exc:
-        return _fail(str(exc))
+        return usage_error("score", str(exc))
     print(json.dumps(result))
     return 0
 
-
-def _fail(message: str) -> int:
-    print(f"companion score: error: {message}", file=sys.stderr)
-    return EXIT_USAGE
 
 
 def _phase_number(value: Any) -> int:
