@@ -35,11 +35,18 @@ def draw_reading(image: Image.Image, reading: Reading) -> Image.Image:
         draw.rectangle((x0, y0, x1, y1), outline=(255, 255, 0) if die.uncertain else ink, width=line)
         parts = [die.face.token, die.die, f"{die.confidence:.2f}", "CHECK" if die.uncertain else None]
         label = " ".join(p for p in parts if p)
-        tx, ty = x0, max(0, y0 - font.size - 2 * line) if hasattr(font, "size") else max(0, y0 - 14)
-        bbox = draw.textbbox((tx, ty), label, font=font)
-        draw.rectangle(bbox, fill=(255, 255, 255))
+        tx, ty = _label_origin(draw, label, font, (x0, y0), out.size, line)
+        draw.rectangle(draw.textbbox((tx, ty), label, font=font), fill=(255, 255, 255))
         draw.text((tx, ty), label, fill=ink, font=font)
     return out
+
+
+def _label_origin(draw, label, font, corner, size, line) -> tuple[float, float]:
+    """Above the box's top-left corner, moved left or down as needed to stay inside the photo."""
+    left, top, right, bottom = draw.textbbox((0, 0), label, font=font)
+    x = min(corner[0], size[0] - 1 - right)  # the background rectangle includes its far edge
+    y = corner[1] - bottom - line
+    return max(-left, x), max(-top, y)
 
 
 def write_annotated(source: str | os.PathLike, reading: Reading, out_path: str | os.PathLike) -> Path:
