@@ -365,6 +365,14 @@ def load_checkpoint(path: Path, model, opt, plan: LrPlan, rng: np.random.Generat
     return int(state["epoch"]), list(state.get("history", []))
 
 
+def init_weights(path: str | Path, model, log) -> None:
+    """Start a new run from an earlier run's weights; its optimiser and plan are not carried over."""
+    torch = _torch()
+    state = torch.load(path, map_location="cpu", weights_only=False)
+    model.load_state_dict(state["model"])
+    log(f"initialised from {path} (its run made {state['plan']['step']} steps)")
+
+
 def export_onnx(model, example, path: Path, input_name: str, output_names: list[str], dynamic: dict,
                 metadata: dict) -> None:
     """Export with opset 17 (TorchScript exporter), then write the metadata the run-time reads."""
@@ -410,6 +418,8 @@ def training_parser(doc: str | None, *, name: str, epochs: int, batch: int) -> a
     ap.add_argument("--out", default=f"models/{name}.onnx")
     ap.add_argument("--run-dir", default=f"runs/{name}")
     ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--init", metavar="CHECKPOINT",
+                    help="start from this checkpoint's weights (a fine-tune: fresh optimiser and learning-rate plan)")
     ap.add_argument("--export-only", action="store_true", help="export the last checkpoint as it is, then stop")
     ap.add_argument("--epoch-steps", type=int, default=0, help="steps per epoch (default: one pass over the data)")
     ap.add_argument("--minutes", type=float, default=0,

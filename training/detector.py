@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 
 from training.common import (
-    DET_LONG_SIDE, DET_STRIDE, Cache, build_detector, count_params, export_onnx, LrPlan, load_checkpoint, save_checkpoint, start_run, training_parser,
+    DET_LONG_SIDE, DET_STRIDE, Cache, build_detector, count_params, export_onnx, LrPlan, init_weights, load_checkpoint, save_checkpoint, start_run, training_parser,
 )
 
 THRESHOLD = 0.3  # heatmap peak threshold used at run time (written into the ONNX metadata)
@@ -213,6 +213,8 @@ def main(argv=None) -> int:
     if (args.resume or args.export_only) and ckpt.is_file():
         epoch, history = load_checkpoint(ckpt, model, opt, plan, rng)
         log(f"resumed after epoch {epoch} (step {plan.step}, {plan.seconds / 60:.1f} min)")
+    elif args.init:
+        init_weights(args.init, model, log)
     while not plan.done() and not args.export_only:
         model.train()
         order = np.concatenate([rng.permutation(n) for _ in range(-(-steps * args.batch // n))])
@@ -248,7 +250,7 @@ def export(torch, model, out: Path, args, history: list) -> None:
     last = history[-1] if history else {}
     meta = {"input_long_side": DET_LONG_SIDE, "stride": DET_STRIDE, "threshold": THRESHOLD,
             "seed": args.seed, "epochs": last.get("epoch", 0), "steps": last.get("step", 0), "data": args.data,
-            "limit": args.limit, "minutes": args.minutes,
+            "limit": args.limit, "minutes": args.minutes, "init": args.init or "",
             "val_recall": last.get("recall", ""), "val_precision": last.get("precision", "")}
     export_onnx(model, example, out, "image", ["heat", "size"],
                 {"image": {2: "height", 3: "width"}, "heat": {2: "h4", 3: "w4"}, "size": {2: "h4", 3: "w4"}},

@@ -21,7 +21,7 @@ import numpy as np
 
 from companion.vision.crops import READER_CONTEXT, READER_SIZE
 from training.common import (
-    PRECROP_CONTEXT, Cache, LrPlan, build_reader, count_params, export_onnx, load_checkpoint, save_checkpoint, start_run, training_parser,
+    PRECROP_CONTEXT, Cache, LrPlan, build_reader, count_params, export_onnx, init_weights, load_checkpoint, save_checkpoint, start_run, training_parser,
 )
 
 
@@ -111,6 +111,8 @@ def main(argv=None) -> int:
         epoch, history = load_checkpoint(ckpt, model, opt, plan, rng)
         gen.manual_seed(args.seed + 1000 * epoch)  # a fresh but reproducible stream after resuming
         log(f"resumed after epoch {epoch} (step {plan.step}, {plan.seconds / 60:.1f} min)")
+    elif args.init:
+        init_weights(args.init, model, log)
     ce = torch.nn.CrossEntropyLoss()
     while not plan.done() and not args.export_only:
         model.train()
@@ -142,7 +144,7 @@ def main(argv=None) -> int:
     last = history[-1] if history else {}
     meta = {"input_size": READER_SIZE, "context": READER_CONTEXT, "seed": args.seed,
             "epochs": last.get("epoch", 0), "steps": last.get("step", 0), "data": args.data, "limit": args.limit,
-            "minutes": args.minutes, "val_face_acc": last.get("face_acc", "")}
+            "minutes": args.minutes, "init": args.init or "", "val_face_acc": last.get("face_acc", "")}
     export_onnx(model, torch.zeros(4, 3, READER_SIZE, READER_SIZE), Path(args.out), "crops", ["value", "color"],
                 {"crops": {0: "n"}, "value": {0: "n"}, "color": {0: "n"}}, meta)
     log(f"wrote {args.out} ({Path(args.out).stat().st_size / 1024:.0f} KB)")
