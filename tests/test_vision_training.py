@@ -94,3 +94,56 @@ def test_learning_rate_plan_warms_up_decays_and_ends():
     assert not timed.done() and 0.4 < timed.lr() < 0.6
     timed.advance(30.0)
     assert timed.done()
+
+
+def _outcome(dice, tp, fp):
+    from training.calibrate import PhotoOutcome
+
+    tp, fp = np.array(tp, float).reshape(-1, 2), np.array(fp, float).reshape(-1, 2)
+    return PhotoOutcome(dice, tp[:, 0], tp[:, 1], fp[:, 0], fp[:, 1])
+
+
+def test_calibration_uses_the_face_head_to_drop_false_boxes():
+    from training.calibrate import choose_thresholds
+
+    # strong false boxes (detector score 0.7) that the face head rates 0.1; true ones rate 0.9
+    outcomes = [_outcome(2, [(0.6, 0.9), (0.5, 0.95)], [(0.7, 0.1)]) for _ in range(5)]
+    outcomes += [_outcome(1, [(0.4, 0.9)], []) for _ in range(5)]
+    det, face, table = choose_thresholds(outcomes, (0.0, 0.2, 0.5))
+    assert face == 0.2 and det <= 0.4  # the lowest face threshold that drops them, every die kept
+    assert table[(det, face)]["photos_exact"] == 1.0
+    det_only, _, _ = choose_thresholds(outcomes)
+    assert table[(det_only, 0.0)]["photos_exact"] < 1.0
+
+
+def test_calibration_keeps_recall_before_photos_exact():
+    from training.calibrate import choose_thresholds
+
+    # a face threshold of 0.5 would make 8 of 10 photos exact but miss a die in the other two:
+    # 2 of 12 dice is more recall than the slack allows, so the face head is not used
+    outcomes = [_outcome(1, [(0.6, 0.9)], [(0.6, 0.4)]) for _ in range(8)]
+    outcomes += [_outcome(2, [(0.6, 0.9), (0.6, 0.3)], []) for _ in range(2)]
+    det, face, table = choose_thresholds(outcomes, (0.0, 0.35, 0.5))
+    assert table[(det, 0.5)]["photos_exact"] == 0.8 and table[(det, 0.5)]["recall"] < 0.9
+    assert face == 0.0 and table[(det, face)]["recall"] == 1.0
+
+
+def test_reader_with_negatives_trains_a_face_head_and_exports_it(tmp_path):
+    pytest.importorskip("torch")
+    onnx = pytest.importorskip("onnx")
+    from training.reader import main as train_reader
+
+    import shutil
+
+    data = tmp_path / "photos"  # a copy: the trainer keeps its cache beside the data folder
+    shutil.copytree(Path(__file__).resolve().parents[1] / "sample_images", data)
+    rng = np.random.default_rng(0)
+    neg = tmp_path / "negatives"
+    neg.mkdir()
+    np.save(neg / "crops.npy", rng.integers(0, 255, (16, PRECROP_SIZE, PRECROP_SIZE, 3), dtype=np.uint8))
+    out = tmp_path / "reader.onnx"
+    code = train_reader(["--data", str(data), "--epochs", "1", "--epoch-steps", "2", "--batch", "8",
+                         "--negatives", str(neg), "--out", str(out), "--run-dir", str(tmp_path / "run")])
+    assert code == 0
+    outputs = [o.name for o in onnx.load(str(out)).graph.output]
+    assert outputs == ["value", "color", "face"]

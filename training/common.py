@@ -251,7 +251,7 @@ def build_detector():
     return Detector()
 
 
-def build_reader():
+def build_reader(face_head: bool = False):
     torch = _torch()
     nn = torch.nn
 
@@ -259,7 +259,11 @@ def build_reader():
         return nn.Sequential(nn.Conv2d(i, o, k, s, k // 2, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True))
 
     class Reader(nn.Module):
-        """A small VGG-like CNN on a 64x64 crop; global pooling, then a value and a colour head."""
+        """A small VGG-like CNN on a 64x64 crop; global pooling, then a value and a colour head.
+
+        With face_head, a third head says whether the crop is a die's top face at all (logits
+        for: not a top face, a top face), so the pipeline can drop the detector's false boxes.
+        """
 
         def __init__(self):
             super().__init__()
@@ -272,10 +276,13 @@ def build_reader():
             )
             self.value = nn.Linear(96, len(VALUE_CLASSES))
             self.color = nn.Linear(96, len(COLOR_CLASSES))
+            self.face = nn.Linear(96, 2) if face_head else None
 
         def forward(self, x):
             h = self.features((x - 127.5) / 64.0)
-            return self.value(h), self.color(h)
+            if self.face is None:
+                return self.value(h), self.color(h)
+            return self.value(h), self.color(h), self.face(h)
 
     return Reader()
 
@@ -369,8 +376,12 @@ def init_weights(path: str | Path, model, log) -> None:
     """Start a new run from an earlier run's weights; its optimiser and plan are not carried over."""
     torch = _torch()
     state = torch.load(path, map_location="cpu", weights_only=False)
-    model.load_state_dict(state["model"])
-    log(f"initialised from {path} (its run made {state['plan']['step']} steps)")
+    # a head the earlier model did not have (the reader's face head) starts fresh
+    missing, unexpected = model.load_state_dict(state["model"], strict=False)
+    if unexpected:
+        raise ValueError(f"{path} does not fit this model: unexpected {unexpected}")
+    log(f"initialised from {path} (its run made {state['plan']['step']} steps)"
+        + (f"; new: {', '.join(missing)}" if missing else ""))
 
 
 def export_onnx(model, example, path: Path, input_name: str, output_names: list[str], dynamic: dict,

@@ -9,6 +9,11 @@ batch can be turned by any angle (0..360), rescaled by 0.8..1.25 and shifted by 
 the face - the errors a detector box makes - then jittered in light, white balance, blur and
 noise. Checkpoints every epoch (runs/reader/last.pt); --resume carries on. The exported model
 is the last epoch's; the validation set is only reported.
+
+With --negatives (crops mined by training/negatives.py) a third head learns to tell a top face
+from anything else the detector may propose; each batch then carries one negative per
+NEGATIVE_SHARE faces, cut and jittered the same way. The value and colour heads learn from the
+faces only.
 """
 
 from __future__ import annotations
@@ -71,27 +76,46 @@ def photometric(torch, x: "torch.Tensor", gen: "torch.Generator") -> "torch.Tens
     return x.clamp(0, 255)
 
 
+NEGATIVE_SHARE = 4  # one negative crop per this many faces in a batch
+
+
+def load_negatives(folder: str | Path) -> np.ndarray:
+    """The mined "not a top face" pre-crops (training/negatives.py), memory-mapped."""
+    path = Path(folder) / "crops.npy"
+    if not path.is_file():
+        raise SystemExit(f"no negatives at {path}: run python -m training.negatives first")
+    return np.load(path, mmap_mode="r")
+
+
 def evaluate_crops(torch, model, cache: Cache, batch: int = 512) -> dict:
     """Accuracy on the labelled faces as the run-time would crop them from a perfect box."""
     model.eval()
-    right_v = right_c = right_both = 0
+    right_v = right_c = right_both = kept_faces = 0
     n = len(cache.crop_value)
     with torch.no_grad():
         for s in range(0, n, batch):
             pre = torch.from_numpy(np.array(cache.crops[s:s + batch])).permute(0, 3, 1, 2).float()
             x = random_views(torch, pre, None, jitter=False)
-            v, c = model(x)
+            out = model(x)
+            v, c = out[:2]
+            if len(out) > 2:
+                kept_faces += int((out[2].argmax(1) == 1).sum())
             pv, pc = v.argmax(1).numpy(), c.argmax(1).numpy()
             tv, tc = cache.crop_value[s:s + batch], cache.crop_color[s:s + batch]
             right_v += int((pv == tv).sum())
             right_c += int((pc == tc).sum())
             right_both += int(((pv == tv) & (pc == tc)).sum())
     model.train()
-    return {"value_acc": right_v / max(1, n), "color_acc": right_c / max(1, n), "face_acc": right_both / max(1, n)}
+    out = {"value_acc": right_v / max(1, n), "color_acc": right_c / max(1, n), "face_acc": right_both / max(1, n)}
+    if model.face is not None:
+        out["kept_as_face"] = kept_faces / max(1, n)  # top faces the face head would keep
+    return out
 
 
 def main(argv=None) -> int:
     ap = training_parser(__doc__, name="reader", epochs=12, batch=256)
+    ap.add_argument("--negatives", help="a folder of mined non-face crops (training/negatives.py): "
+                                        "also train the face head")
     args = ap.parse_args(argv)
 
     import torch
@@ -99,8 +123,10 @@ def main(argv=None) -> int:
     run_dir, log, train, val = start_run(args)
     n = len(train.crop_value)
     steps = args.epoch_steps or max(1, n // args.batch)
-    model = build_reader()
-    log(f"reader: {count_params(model)} parameters, {n} training faces, {steps} steps/epoch")
+    negatives = load_negatives(args.negatives) if args.negatives else None
+    model = build_reader(face_head=negatives is not None)
+    log(f"reader: {count_params(model)} parameters, {n} training faces, {steps} steps/epoch"
+        + (f", {len(negatives)} negatives ({args.negatives})" if negatives is not None else ""))
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=5e-4)
     plan = LrPlan(args.lr, total_steps=args.epochs * steps, minutes=args.minutes)
     rng = np.random.default_rng(args.seed)
@@ -124,10 +150,20 @@ def main(argv=None) -> int:
             t_step = time.time()
             plan.apply(opt)
             idx = np.sort(order[s * args.batch:(s + 1) * args.batch])  # sorted: friendlier to the memmap
-            pre = torch.from_numpy(np.array(train.crops[idx])).permute(0, 3, 1, 2).float()
+            pre = np.array(train.crops[idx])
+            if negatives is not None:
+                neg = np.sort(rng.choice(len(negatives), size=max(1, args.batch // NEGATIVE_SHARE), replace=False))
+                pre = np.concatenate([pre, negatives[neg]])
+            pre = torch.from_numpy(pre).permute(0, 3, 1, 2).float()
             x = photometric(torch, random_views(torch, pre, gen), gen)
-            v, c = model(x)
+            out = model(x)
+            k = len(idx)
+            v, c = out[0][:k], out[1][:k]
             loss = ce(v, torch.from_numpy(train.crop_value[idx])) + ce(c, torch.from_numpy(train.crop_color[idx]))
+            if negatives is not None:
+                is_face = torch.zeros(len(x), dtype=torch.long)
+                is_face[:k] = 1
+                loss = loss + ce(out[2], is_face)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
@@ -145,8 +181,10 @@ def main(argv=None) -> int:
     meta = {"input_size": READER_SIZE, "context": READER_CONTEXT, "seed": args.seed,
             "epochs": last.get("epoch", 0), "steps": last.get("step", 0), "data": args.data, "limit": args.limit,
             "minutes": args.minutes, "init": args.init or "", "val_face_acc": last.get("face_acc", "")}
-    export_onnx(model, torch.zeros(4, 3, READER_SIZE, READER_SIZE), Path(args.out), "crops", ["value", "color"],
-                {"crops": {0: "n"}, "value": {0: "n"}, "color": {0: "n"}}, meta)
+    outputs = ["value", "color"] + (["face"] if negatives is not None else [])
+    meta["negatives"] = args.negatives or ""
+    export_onnx(model, torch.zeros(4, 3, READER_SIZE, READER_SIZE), Path(args.out), "crops", outputs,
+                {"crops": {0: "n"}, **{name: {0: "n"} for name in outputs}}, meta)
     log(f"wrote {args.out} ({Path(args.out).stat().st_size / 1024:.0f} KB)")
     return 0
 

@@ -140,14 +140,16 @@ class ReaderModel:
     session: object
     size: int
     turns: int = READER_TURNS
+    has_face_head: bool = False
 
     @classmethod
     def load(cls, path: Path) -> "ReaderModel":
         session = _session(path)
-        return cls(session, int(_meta(session).get("input_size", 64)))
+        outputs = [o.name for o in session.get_outputs()]
+        return cls(session, int(_meta(session).get("input_size", 64)), has_face_head="face" in outputs)
 
-    def logits(self, crops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """crops: (n, size, size, 3) uint8 -> value logits (n, 11), colour logits (n, 4).
+    def logits(self, crops: np.ndarray) -> ReaderLogits:
+        """crops: (n, size, size, 3) uint8 -> value (n, 11), colour (n, 4) and face (n, 2) logits.
 
         With turns > 1 each crop is also read turned by 90, 180 (and 270) degrees and the
         log-probabilities are averaged: a cheap vote that steadies hard faces.
@@ -155,11 +157,22 @@ class ReaderModel:
         n = len(crops)
         views = [np.rot90(crops, k, axes=(1, 2)) for k in range(self.turns)]
         batch = np.ascontiguousarray(np.concatenate(views).transpose(0, 3, 1, 2), dtype=np.float32)
-        value, color = self.session.run(None, {"crops": batch})
-        if self.turns == 1:
-            return value, color
-        return (_log_softmax(value).reshape(self.turns, n, -1).mean(axis=0),
-                _log_softmax(color).reshape(self.turns, n, -1).mean(axis=0))
+        heads = self.session.run(None, {"crops": batch})
+        if self.turns > 1:
+            heads = [_log_softmax(h).reshape(self.turns, n, -1).mean(axis=0) for h in heads]
+        return ReaderLogits(heads[0], heads[1], heads[2] if self.has_face_head else None)
+
+
+@dataclass(frozen=True, slots=True)
+class ReaderLogits:
+    """The reader's answer for a batch of crops; `face` is None for a reader without that head."""
+
+    value: np.ndarray  # (n, 11): 1..10, W
+    color: np.ndarray  # (n, 4)
+    face: np.ndarray | None = None  # (n, 2): not a top face, a top face
+
+    def face_probability(self) -> np.ndarray | None:
+        return None if self.face is None else softmax(self.face)[:, 1]
 
 
 def _log_softmax(z: np.ndarray) -> np.ndarray:
@@ -174,6 +187,7 @@ class Calibration:
     value_temperature: float = 1.0
     color_temperature: float = 1.0
     detector_threshold: float | None = None  # chosen on the calibration set; None: the model's own
+    face_threshold: float = 0.0  # a box whose crop the reader's face head rates lower is dropped
 
     @classmethod
     def load(cls, path: Path) -> "Calibration":
@@ -182,7 +196,7 @@ class Calibration:
         data = json.loads(path.read_text("utf-8"))
         threshold = data.get("detector_threshold")
         return cls(float(data.get("value_temperature", 1.0)), float(data.get("color_temperature", 1.0)),
-                   float(threshold) if threshold is not None else None)
+                   float(threshold) if threshold is not None else None, float(data.get("face_threshold", 0.0)))
 
 
 def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:

@@ -13,11 +13,14 @@ from companion.dice import DiceSet, standard_set
 from companion.vision.crops import box_crop
 from companion.vision.decoder import MAX_DICE, DecodeSettings, decode
 from companion.vision.image_io import WorkImage, load_work_image
-from companion.vision.models import Detection, Models, load_models, softmax
+from companion.vision.models import Detection, Models, ReaderLogits, load_models, softmax
 from companion.vision.reading import DieReading, Reading
 
 # A reading is also flagged when the detector itself is unsure the box is a die's top face.
 DETECTION_SURE = 0.5
+# Boxes read beyond the set's 10 dice: the reader's face head may turn some down (a reader
+# without that head keeps the 10 surest as before).
+EXTRA_CANDIDATES = 4
 
 
 @dataclass(frozen=True)
@@ -30,17 +33,28 @@ class Analysis:
     dice: list[DieReading]  # dice[i] belongs to detections[i]
 
 
+def read_boxes(work: WorkImage, detections: list[Detection], models: Models) -> ReaderLogits:
+    """The reader's logits for each detected box's crop."""
+    crops = np.stack([box_crop(work.rgb, d.box, models.reader.size) for d in detections])
+    return models.reader.logits(crops)
+
+
 def analyse(
     work: WorkImage, models: Models, dice_set: DiceSet | None = None, settings: DecodeSettings = DecodeSettings()
 ) -> Analysis:
-    detections = models.detector.detect(work.rgb)
-    # more boxes than dice in the set: the weakest cannot all be dice; keep the 10 surest
-    detections = sorted(detections, key=lambda d: -d.score)[:MAX_DICE]
+    detections = sorted(models.detector.detect(work.rgb), key=lambda d: -d.score)[:MAX_DICE + EXTRA_CANDIDATES]
     if not detections:
         return Analysis([], np.zeros((0, 11)), np.zeros((0, 4)), [])
-    crops = np.stack([box_crop(work.rgb, d.box, models.reader.size) for d in detections])
-    value_logits, color_logits = models.reader.logits(crops)
+    read = read_boxes(work, detections, models)
     cal = models.calibration
+    faces = read.face_probability()
+    keep = [i for i in range(len(detections)) if faces is None or faces[i] >= cal.face_threshold]
+    # more boxes than dice in the set: the weakest cannot all be dice; keep the 10 surest
+    keep = keep[:MAX_DICE]
+    detections = [detections[i] for i in keep]
+    value_logits, color_logits = read.value[keep], read.color[keep]
+    if not detections:
+        return Analysis([], np.zeros((0, 11)), np.zeros((0, 4)), [])
     decoded = decode(
         softmax(value_logits, cal.value_temperature),
         softmax(color_logits, cal.color_temperature),
