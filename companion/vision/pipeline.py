@@ -16,8 +16,10 @@ from companion.vision.image_io import WorkImage, load_work_image
 from companion.vision.models import Detection, Models, ReaderLogits, load_models, softmax
 from companion.vision.reading import DieReading, Reading
 
-# A reading is also flagged when the detector itself is unsure the box is a die's top face.
+# A reading is also flagged when the detector, or the reader's face head, is unsure the box
+# is a die's top face.
 DETECTION_SURE = 0.5
+FACE_SURE = 0.5
 # Boxes read beyond the set's 10 dice: the reader's face head may turn some down (a reader
 # without that head keeps the 10 surest as before).
 EXTRA_CANDIDATES = 4
@@ -53,6 +55,7 @@ def analyse(
     keep = keep[:MAX_DICE]
     detections = [detections[i] for i in keep]
     value_logits, color_logits = read.value[keep], read.color[keep]
+    face_probs = np.ones(len(keep)) if faces is None else faces[keep]
     if not detections:
         return Analysis([], np.zeros((0, 11)), np.zeros((0, 4)), [])
     decoded = decode(
@@ -61,7 +64,7 @@ def analyse(
         dice_set or standard_set(),
         settings,
     )
-    dice = [_reading(work, detections[d.index], d) for d in decoded]
+    dice = [_reading(work, detections[d.index], d, float(face_probs[d.index])) for d in decoded]
     return Analysis(detections, value_logits, color_logits, dice)
 
 
@@ -74,14 +77,14 @@ def read_work_image(
     return sorted(readings, key=lambda r: (round(r.box[1] / max(r.box[3] - r.box[1], 1)), r.box[0]))
 
 
-def _reading(work: WorkImage, det: Detection, d) -> DieReading:
+def _reading(work: WorkImage, det: Detection, d, face_prob: float) -> DieReading:
     return DieReading(
         value=d.face.value,
         color=d.face.color,
         confidence=d.confidence,
         box=work.to_full(det.box),
         die=d.die,
-        uncertain=d.uncertain or det.score < DETECTION_SURE,
+        uncertain=d.uncertain or det.score < DETECTION_SURE or face_prob < FACE_SURE,
         polygon=None,
     )
 
