@@ -35,6 +35,10 @@ class Analysis:
     dice: list[DieReading]  # dice[i] belongs to detections[i]
 
 
+def _nothing() -> Analysis:
+    return Analysis([], np.zeros((0, 11)), np.zeros((0, 4)), [])
+
+
 def read_boxes(work: WorkImage, detections: list[Detection], models: Models) -> ReaderLogits:
     """The reader's logits for each detected box's crop."""
     crops = np.stack([box_crop(work.rgb, d.box, models.reader.size) for d in detections])
@@ -46,7 +50,7 @@ def analyse(
 ) -> Analysis:
     detections = sorted(models.detector.detect(work.rgb), key=lambda d: -d.score)[:MAX_DICE + EXTRA_CANDIDATES]
     if not detections:
-        return Analysis([], np.zeros((0, 11)), np.zeros((0, 4)), [])
+        return _nothing()
     read = read_boxes(work, detections, models)
     cal = models.calibration
     faces = read.face_probability()
@@ -57,7 +61,7 @@ def analyse(
     value_logits, color_logits = read.value[keep], read.color[keep]
     face_probs = np.ones(len(keep)) if faces is None else faces[keep]
     if not detections:
-        return Analysis([], np.zeros((0, 11)), np.zeros((0, 4)), [])
+        return _nothing()
     decoded = decode(
         softmax(value_logits, cal.value_temperature),
         softmax(color_logits, cal.color_temperature),
