@@ -19,8 +19,7 @@ def _rows():
 
 
 def _work_boxes(work, boxes):
-    kx, ky = work.rgb.shape[1] / work.full_width, work.rgb.shape[0] / work.full_height
-    return [Detection((b[0] * kx, b[1] * ky, b[2] * kx, b[3] * ky), 1.0) for b in boxes]
+    return [Detection(work.to_work(tuple(b)), 1.0) for b in boxes]
 
 
 def _overlaps(box, others) -> bool:
@@ -43,7 +42,7 @@ def test_face_head_keeps_top_faces_and_turns_down_bare_table():
         kept_faces += list(faces >= threshold)
         side = float(np.median([d["box"][2] - d["box"][0] for d in dice]))
         table = []
-        # die-sized boxes on bare table: well away from every die (two die widths of margin)
+        # die-sized boxes on bare table: at least a die's width away from every die
         around = [(d["box"][0] - side, d["box"][1] - side, d["box"][2] + side, d["box"][3] + side) for d in row["dice"]]
         for _ in range(200):
             x, y = rng.uniform(0, row["width"] - side), rng.uniform(0, row["height"] - side)

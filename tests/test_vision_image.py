@@ -42,6 +42,8 @@ def test_big_jpeg_is_decoded_at_reduced_size_and_keeps_its_full_size():
     assert max(work.rgb.shape[:2]) == WORK_LONG_SIDE
     assert work.rgb.shape[1] / work.rgb.shape[0] == pytest.approx(4 / 3, rel=0.01)
     assert work.to_full((0, 0, work.rgb.shape[1], work.rgb.shape[0])) == pytest.approx((0, 0, 4000, 3000))
+    assert work.to_work((400, 300, 2000, 1500)) == pytest.approx(
+        (400 / 4000 * work.rgb.shape[1], 300 / 3000 * work.rgb.shape[0], 0.5 * work.rgb.shape[1], 0.5 * work.rgb.shape[0]))
     # the red corner is still top-left
     assert work.rgb[10, 10, 0] > 180 and work.rgb[-10, -10, 0] < 150
 

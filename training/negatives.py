@@ -37,34 +37,30 @@ def negatives_dir(data: str | Path, limit: int) -> Path:
     return data.parent / "cache" / f"negatives-{data.name}-{limit}"
 
 
-def _random_box(image: LabelledImage, work_size: tuple[int, int], k: tuple[float, float], rng) -> tuple | None:
+def _random_box(truths: list[tuple], work_size: tuple[int, int], rng) -> tuple | None:
     """A die-sized box somewhere on the photo that overlaps no labelled face (None if none found)."""
     w, h = work_size
-    sides = [max(d.box[2] - d.box[0], d.box[3] - d.box[1]) * k[0] for d in image.dice] or [w / 12]
+    sides = [max(t[2] - t[0], t[3] - t[1]) for t in truths] or [w / 12]
     for _ in range(20):
         side = float(rng.choice(sides)) * rng.uniform(0.8, 1.25)
-        cx, cy = rng.uniform(side / 2, max(side / 2 + 1, w - side / 2)), rng.uniform(side / 2, max(side / 2 + 1, h - side / 2))
+        cx = rng.uniform(side / 2, max(side / 2 + 1, w - side / 2))
+        cy = rng.uniform(side / 2, max(side / 2 + 1, h - side / 2))
         box = (cx - side / 2, cy - side / 2, cx + side / 2, cy + side / 2)
-        if all(box_iou(box, _scaled(d.box, k)) < 0.05 for d in image.dice):
+        if all(box_iou(box, t) < 0.05 for t in truths):
             return box
     return None
-
-
-def _scaled(box, k):
-    return (box[0] * k[0], box[1] * k[1], box[2] * k[0], box[3] * k[1])
 
 
 def mine_photo(image: LabelledImage, detector, rng) -> list[tuple[np.ndarray, float]]:
     """(pre-crop, detector score or 0 for a random box) for each negative of one photo."""
     work = load_work_image(image.path)
     h, w = work.rgb.shape[:2]
-    k = (w / work.full_width, h / work.full_height)
-    truths = [_scaled(d.box, k) for d in image.dice]
+    truths = [work.to_work(d.box) for d in image.dice]
     boxes = []
     for det in detector.detect(work.rgb):
         if max((box_iou(det.box, t) for t in truths), default=0.0) < NEGATIVE_IOU:
             boxes.append((det.box, det.score))
-    extra = _random_box(image, (w, h), k, rng)
+    extra = _random_box(truths, (w, h), rng)
     if extra is not None:
         boxes.append((extra, 0.0))
     out = []

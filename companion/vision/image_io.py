@@ -48,6 +48,12 @@ class WorkImage:
         sx, sy = self.scale_x, self.scale_y
         return (x0 * sx, y0 * sy, x1 * sx, y1 * sy)
 
+    def to_work(self, box: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
+        """The inverse of to_full: a box in full-size photo pixels, in this image's pixels."""
+        x0, y0, x1, y1 = box
+        sx, sy = self.scale_x, self.scale_y
+        return (x0 / sx, y0 / sy, x1 / sx, y1 / sy)
+
 
 def _open(source: bytes | str | os.PathLike) -> Image.Image:
     if isinstance(source, (bytes, bytearray, memoryview)):
