@@ -106,9 +106,7 @@ def create_app(db_path: str | Path, *, join_code: str | None = None, reader: Rea
     @app.post("/api/evaluate")
     def evaluate_dice():
         body = _json_body()
-        phase = body.get("phase")
-        if isinstance(phase, bool) or not isinstance(phase, int) or not 1 <= phase <= len(PHASES):
-            raise ApiError(400, f"\"phase\" must be a number 1..{len(PHASES)}")
+        phase = _phase(body)
         faces = _faces(body.get("dice"))
         rules = g.house_rules(body.get("rules"))
         return jsonify(evaluate(phase, faces, rules).to_json())
@@ -119,9 +117,7 @@ def create_app(db_path: str | Path, *, join_code: str | None = None, reader: Rea
         from companion.advisor import advise
 
         body = _json_body()
-        phase = body.get("phase")
-        if isinstance(phase, bool) or not isinstance(phase, int) or not 1 <= phase <= len(PHASES):
-            raise ApiError(400, f"\"phase\" must be a number 1..{len(PHASES)}")
+        phase = _phase(body)
         rolls_left = body.get("rolls_left")
         if isinstance(rolls_left, bool) or not isinstance(rolls_left, int) or not 0 <= rolls_left <= 2:
             raise ApiError(400, "\"rolls_left\" must be 0, 1 or 2 (2 after the first roll, 1 after the second)")
@@ -295,6 +291,13 @@ def _check_image(data: bytes) -> None:
         raise ApiError(422, "This file is not a photo (JPEG, PNG or WebP expected). Nothing was changed.") from None
     except Exception as exc:  # noqa: BLE001 - any header Pillow cannot parse is a broken image
         raise ApiError(422, f"This photo is broken and cannot be read ({exc}). Nothing was changed.") from None
+
+
+def _phase(body: dict) -> int:
+    phase = body.get("phase")
+    if isinstance(phase, bool) or not isinstance(phase, int) or not 1 <= phase <= len(PHASES):
+        raise ApiError(400, f"\"phase\" must be a number 1..{len(PHASES)}")
+    return phase
 
 
 def _json_body() -> dict:
