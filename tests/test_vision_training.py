@@ -147,3 +147,25 @@ def test_reader_with_negatives_trains_a_face_head_and_exports_it(tmp_path):
     assert code == 0
     outputs = [o.name for o in onnx.load(str(out)).graph.output]
     assert outputs == ["value", "color", "face"]
+
+
+def test_widening_a_trained_reader_keeps_its_answers():
+    torch = pytest.importorskip("torch")
+    from training.common import build_reader, widen_state
+
+    torch.manual_seed(0)
+    narrow = build_reader(face_head=True)
+    for p in narrow.parameters():  # not a fresh model: zero-initialised parts would hide mistakes
+        torch.nn.init.normal_(p, std=0.2)
+    wide = build_reader(face_head=True, widths=(24, 40, 56, 64, 112, 128))
+    state = dict(narrow.state_dict())
+    widened = widen_state(wide.state_dict(), state)
+    wide.load_state_dict(state)
+    narrow.eval(), wide.eval()
+    x = torch.rand(6, 3, READER_SIZE, READER_SIZE) * 255
+    with torch.no_grad():
+        for a, b in zip(narrow(x), wide(x)):
+            assert torch.allclose(a, b, atol=1e-4)
+    assert "value.weight" in widened and "features.0.0.weight" in widened
+    with pytest.raises(ValueError, match="cannot grow"):
+        widen_state(build_reader(face_head=True).state_dict(), dict(wide.state_dict()))

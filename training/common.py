@@ -251,7 +251,10 @@ def build_detector():
     return Detector()
 
 
-def build_reader(face_head: bool = False):
+READER_WIDTHS = (16, 32, 48, 48, 96, 96)  # the first version's; --widths trains a wider one
+
+
+def build_reader(face_head: bool = False, widths: tuple[int, ...] = READER_WIDTHS):
     torch = _torch()
     nn = torch.nn
 
@@ -267,16 +270,17 @@ def build_reader(face_head: bool = False):
 
         def __init__(self):
             super().__init__()
+            w = widths
             self.features = nn.Sequential(
-                cbr(3, 16), nn.MaxPool2d(2),
-                cbr(16, 32), nn.MaxPool2d(2),
-                cbr(32, 48), cbr(48, 48), nn.MaxPool2d(2),
-                cbr(48, 96), cbr(96, 96),
+                cbr(3, w[0]), nn.MaxPool2d(2),
+                cbr(w[0], w[1]), nn.MaxPool2d(2),
+                cbr(w[1], w[2]), cbr(w[2], w[3]), nn.MaxPool2d(2),
+                cbr(w[3], w[4]), cbr(w[4], w[5]),
                 nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.1),
             )
-            self.value = nn.Linear(96, len(VALUE_CLASSES))
-            self.color = nn.Linear(96, len(COLOR_CLASSES))
-            self.face = nn.Linear(96, 2) if face_head else None
+            self.value = nn.Linear(w[5], len(VALUE_CLASSES))
+            self.color = nn.Linear(w[5], len(COLOR_CLASSES))
+            self.face = nn.Linear(w[5], 2) if face_head else None
 
         def forward(self, x):
             h = self.features((x - 127.5) / 64.0)
@@ -376,12 +380,39 @@ def init_weights(path: str | Path, model, log) -> None:
     """Start a new run from an earlier run's weights; its optimiser and plan are not carried over."""
     torch = _torch()
     state = torch.load(path, map_location="cpu", weights_only=False)
+    widened = widen_state(model.state_dict(), state["model"])
     # a head the earlier model did not have (the reader's face head) starts fresh
     missing, unexpected = model.load_state_dict(state["model"], strict=False)
     if unexpected:
         raise ValueError(f"{path} does not fit this model: unexpected {unexpected}")
     log(f"initialised from {path} (its run made {state['plan']['step']} steps)"
-        + (f"; new: {', '.join(missing)}" if missing else ""))
+        + (f"; new: {', '.join(missing)}" if missing else "")
+        + (f"; widened: {len(widened)} tensors" if widened else ""))
+
+
+def widen_state(fresh: dict, old: dict) -> list[str]:
+    """Fit a narrower model's weights into a wider one (in place in `old`) without changing its output.
+
+    Each old tensor fills the leading slice of the fresh one. The weights from a new input
+    channel to an old output are zeroed, so every old channel computes exactly what it did
+    and the heads, which read the new features with zero weights, give the old answers; the
+    new channels keep their random start and learn from there. Warm-starting this way keeps
+    what hours of training taught the narrow model. Returns the names of the widened tensors.
+    """
+    widened = []
+    for name, old_t in list(old.items()):
+        new_t = fresh.get(name)
+        if new_t is None or new_t.shape == old_t.shape:
+            continue
+        if new_t.dim() != old_t.dim() or any(n < o for n, o in zip(new_t.shape, old_t.shape)):
+            raise ValueError(f"{name}: {tuple(old_t.shape)} cannot grow into {tuple(new_t.shape)}")
+        out = new_t.clone()
+        if out.dim() >= 2:  # conv (out, in, k, k) or linear (out, in): old outputs ignore new inputs
+            out[: old_t.shape[0], old_t.shape[1]:] = 0
+        out[tuple(slice(0, n) for n in old_t.shape)] = old_t
+        old[name] = out
+        widened.append(name)
+    return widened
 
 
 def export_onnx(model, example, path: Path, input_name: str, output_names: list[str], dynamic: dict,

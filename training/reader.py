@@ -26,7 +26,7 @@ import numpy as np
 
 from companion.vision.crops import READER_CONTEXT, READER_SIZE
 from training.common import (
-    PRECROP_CONTEXT, Cache, LrPlan, build_reader, count_params, export_onnx, init_weights, load_checkpoint, save_checkpoint, start_run, training_parser,
+    PRECROP_CONTEXT, READER_WIDTHS, Cache, LrPlan, build_reader, count_params, export_onnx, init_weights, load_checkpoint, save_checkpoint, start_run, training_parser,
 )
 
 
@@ -114,6 +114,9 @@ def evaluate_crops(torch, model, cache: Cache, batch: int = 512) -> dict:
 
 def main(argv=None) -> int:
     ap = training_parser(__doc__, name="reader", epochs=12, batch=256)
+    ap.add_argument("--widths", type=lambda v: tuple(int(x) for x in v.split(",")), default=READER_WIDTHS,
+                    help="channels of the six conv layers, comma-separated (default %(default)s); "
+                         "--init from a narrower reader widens it without changing what it computes")
     ap.add_argument("--negatives", help="a folder of mined non-face crops (training/negatives.py): "
                                         "also train the face head")
     args = ap.parse_args(argv)
@@ -124,7 +127,7 @@ def main(argv=None) -> int:
     n = len(train.crop_value)
     steps = args.epoch_steps or max(1, n // args.batch)
     negatives = load_negatives(args.negatives) if args.negatives else None
-    model = build_reader(face_head=negatives is not None)
+    model = build_reader(face_head=negatives is not None, widths=args.widths)
     log(f"reader: {count_params(model)} parameters, {n} training faces, {steps} steps/epoch"
         + (f", {len(negatives)} negatives ({args.negatives})" if negatives is not None else ""))
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=5e-4)
@@ -183,6 +186,7 @@ def main(argv=None) -> int:
             "minutes": args.minutes, "init": args.init or "", "val_face_acc": last.get("face_acc", "")}
     outputs = ["value", "color"] + (["face"] if negatives is not None else [])
     meta["negatives"] = args.negatives or ""
+    meta["widths"] = ",".join(map(str, args.widths))
     export_onnx(model, torch.zeros(4, 3, READER_SIZE, READER_SIZE), Path(args.out), "crops", outputs,
                 {"crops": {0: "n"}, **{name: {0: "n"} for name in outputs}}, meta)
     log(f"wrote {args.out} ({Path(args.out).stat().st_size / 1024:.0f} KB)")
