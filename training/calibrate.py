@@ -28,7 +28,7 @@ import numpy as np
 
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES
 from companion.vision.image_io import load_work_image
-from companion.vision.models import CALIBRATION_FILE, load_models, softmax
+from companion.vision.models import CALIBRATION_FILE, MAX_DETECTOR_VIEWS, load_models, softmax
 from companion.vision.pipeline import read_boxes
 from training.common import read_dataset
 from training.evaluate import box_iou, evaluate_image
@@ -128,9 +128,12 @@ def main(argv=None) -> int:
     ap.add_argument("--data", required=True)
     ap.add_argument("--models", help="models folder (default: the repo's models/)")
     ap.add_argument("--out", help=f"default: MODELS/{CALIBRATION_FILE}")
+    ap.add_argument("--detector-views", type=int, default=MAX_DETECTOR_VIEWS, choices=range(1, MAX_DETECTOR_VIEWS + 1),
+                    help="mirror images the detector's heatmap is averaged over (default %(default)s)")
     args = ap.parse_args(argv)
     folder = Path(args.models) if args.models else None
     models = load_models(folder)
+    models.detector.views = args.detector_views
     images = read_dataset(args.data)
     face_grid = FACE_THRESHOLDS if models.reader.has_face_head else (0.0,)
     threshold, face_threshold, table = choose_thresholds(detection_outcomes(images, models), face_grid)
@@ -148,7 +151,7 @@ def main(argv=None) -> int:
     tv, v0, v1 = fit_temperature(vl, vy)
     tc, c0, c1 = fit_temperature(cl, cy)
     data = {"value_temperature": round(tv, 4), "color_temperature": round(tc, 4),
-            "detector_threshold": threshold, "face_threshold": face_threshold,
+            "detector_threshold": threshold, "face_threshold": face_threshold, "detector_views": args.detector_views,
             "threshold_table": {f"{t:.3f} {ft:.2f}": r for (t, ft), r in table.items()},
             "fitted_on": args.data,
             "dice": len(found), "value_nll": [round(v0, 5), round(v1, 5)], "color_nll": [round(c0, 5), round(c1, 5)]}

@@ -20,6 +20,12 @@ READER_FILE = "reader.onnx"
 CALIBRATION_FILE = "calibration.json"
 # How many quarter turns of each crop the reader votes over (1 = no vote); see ReaderModel.
 READER_TURNS = int(os.environ.get("COMPANION_READER_TURNS", "4"))
+# How many mirror images of the photo the detector's heatmap is averaged over (1, 2 or 4;
+# see DetectorModel._mirrored_heat). The calibration says how many its threshold was chosen
+# with; the environment variable COMPANION_DETECTOR_VIEWS overrides it, for experiments.
+MAX_DETECTOR_VIEWS = 4
+# (flip up-down, flip left-right) for each view, in the order they are added
+_MIRRORS = ((False, False), (False, True), (True, False), (True, True))
 
 
 class ModelsMissing(RuntimeError):
@@ -64,6 +70,7 @@ class DetectorModel:
     stride: int
     threshold: float = 0.3
     max_detections: int = 24
+    views: int = 1
 
     @classmethod
     def load(cls, path: Path) -> "DetectorModel":
@@ -86,8 +93,27 @@ class DetectorModel:
     def detect(self, rgb: np.ndarray) -> list[Detection]:
         batch, k = self.prepare(rgb)
         heat, size = self.session.run(None, {"image": batch})
-        return peaks_to_detections(heat[0, 0], size[0], self.stride, k, self.threshold, self.max_detections,
+        heat = heat[0, 0]
+        if self.views > 1:
+            heat = self._mirrored_heat(batch, heat)
+        return peaks_to_detections(heat, size[0], self.stride, k, self.threshold, self.max_detections,
                                    (rgb.shape[1], rgb.shape[0]))
+
+    def _mirrored_heat(self, batch: np.ndarray, heat: np.ndarray) -> np.ndarray:
+        """The heatmap averaged over mirror images of the input (each mirrored back).
+
+        A die is a die in a mirror, but a false peak on a side face or a pattern rarely
+        survives all views, and a weak true peak gains: on the calibration photos this gives
+        fewer false boxes at the same recall. The box sizes come from the upright view. The
+        input is padded to a multiple of 32, so a mirrored cell maps exactly onto a cell.
+        """
+        total = heat.copy()
+        views = max(1, min(self.views, MAX_DETECTOR_VIEWS))
+        for up_down, left_right in _MIRRORS[1:views]:
+            axes = tuple(a for a, flip in ((2, up_down), (3, left_right)) if flip)
+            mirrored, _ = self.session.run(None, {"image": np.ascontiguousarray(np.flip(batch, axes))})
+            total += np.flip(mirrored[0, 0], tuple(a - 2 for a in axes))
+        return total / views
 
 
 def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -188,6 +214,7 @@ class Calibration:
     color_temperature: float = 1.0
     detector_threshold: float | None = None  # chosen on the calibration set; None: the model's own
     face_threshold: float = 0.0  # a box whose crop the reader's face head rates lower is dropped
+    detector_views: int = 1  # the detector views the thresholds were chosen with
 
     @classmethod
     def load(cls, path: Path) -> "Calibration":
@@ -196,7 +223,8 @@ class Calibration:
         data = json.loads(path.read_text("utf-8"))
         threshold = data.get("detector_threshold")
         return cls(float(data.get("value_temperature", 1.0)), float(data.get("color_temperature", 1.0)),
-                   float(threshold) if threshold is not None else None, float(data.get("face_threshold", 0.0)))
+                   float(threshold) if threshold is not None else None, float(data.get("face_threshold", 0.0)),
+                   int(data.get("detector_views", 1)))
 
 
 def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
@@ -226,6 +254,7 @@ def load_models(folder: Path | None = None) -> Models:
             detector = DetectorModel.load(folder / DETECTOR_FILE)
             if calibration.detector_threshold is not None:
                 detector.threshold = calibration.detector_threshold
+            detector.views = int(os.environ.get("COMPANION_DETECTOR_VIEWS") or calibration.detector_views)
             _cache[folder] = Models(detector, ReaderModel.load(folder / READER_FILE), calibration)
         return _cache[folder]
 
