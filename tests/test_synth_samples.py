@@ -24,7 +24,7 @@ def _records() -> list[dict]:
 
 def test_every_photo_opens_upright_at_its_labelled_size():
     records = _records()
-    assert len(records) == len(SAMPLES) == 12
+    assert len(records) == len(SAMPLES) == 13
     total = 0
     for record in records:
         path = ROOT / record["image"]
@@ -51,6 +51,10 @@ def test_the_set_covers_what_the_pipeline_must_handle():
     assert any(d["truncated"] for r in records for d in r["dice"])
     assert {"white", "black"} <= {r["conditions"]["body"] for r in records}
     assert sum(max(r["width"], r["height"]) >= 4000 for r in records) >= 4
+    # and a 12 MP photo from sitting height, its dice small in the working image (960 px)
+    assert any(max(r["width"], r["height"]) >= 4000 and len(r["dice"]) == 10
+               and all(max(d["box"][2] - d["box"][0], d["box"][3] - d["box"][1]) < 160 for d in r["dice"])
+               for r in records)
 
 
 def test_labels_name_real_faces_of_distinct_dice_inside_the_photo():

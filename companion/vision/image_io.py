@@ -34,6 +34,13 @@ class WorkImage:
     rgb: np.ndarray  # (h, w, 3) uint8, upright
     full_width: int  # the upright photo's full size
     full_height: int
+    # what it was loaded from (a path or the file's bytes), so that a sharper copy can be
+    # decoded when the dice turn out small (load_detail); None: no sharper copy to be had
+    source: bytes | str | None = None
+
+    @property
+    def long_side(self) -> int:
+        return max(self.rgb.shape[:2])
 
     @property
     def scale_x(self) -> float:
@@ -130,7 +137,9 @@ def _decode(image: Image.Image, name: str, long_side: int | None) -> tuple[Image
 
 def load_work_image(source: bytes | str | os.PathLike, long_side: int = WORK_LONG_SIDE) -> WorkImage:
     """Load a photo as an upright RGB array with its long side at most `long_side`."""
-    name = "image data" if isinstance(source, (bytes, bytearray, memoryview)) else os.fspath(source)
+    raw = isinstance(source, (bytes, bytearray, memoryview))
+    source = bytes(source) if raw else os.fspath(source)
+    name = "image data" if raw else source
     image = _open(source)
     try:
         rgb_image, full_w, full_h = _decode(image, name, long_side)
@@ -142,7 +151,16 @@ def load_work_image(source: bytes | str | os.PathLike, long_side: int = WORK_LON
         k = long_side / max(h, w)
         size = (max(1, round(w * k)), max(1, round(h * k)))
         rgb = cv2.resize(rgb, size, interpolation=cv2.INTER_AREA)
-    return WorkImage(np.ascontiguousarray(rgb), full_w, full_h)
+    return WorkImage(np.ascontiguousarray(rgb), full_w, full_h, source)
+
+
+def load_detail(work: WorkImage, long_side: int) -> WorkImage:
+    """The same photo decoded again, sharper (long side up to `long_side`), or `work` itself
+    when the photo has no more pixels to give."""
+    target = min(long_side, max(work.full_width, work.full_height))
+    if work.source is None or target <= work.long_side * 1.2:
+        return work
+    return load_work_image(work.source, target)
 
 
 def load_full_image(source: bytes | str | os.PathLike) -> Image.Image:

@@ -79,10 +79,10 @@ class DetectorModel:
         return cls(session, int(meta.get("input_long_side", 448)), int(meta.get("stride", 4)),
                    float(meta.get("threshold", 0.3)))
 
-    def prepare(self, rgb: np.ndarray) -> tuple[np.ndarray, float]:
+    def prepare(self, rgb: np.ndarray, long_side: int | None = None) -> tuple[np.ndarray, float]:
         """Shrink to the input size, pad to a multiple of 32; return NCHW float and the scale."""
         h, w = rgb.shape[:2]
-        k = self.input_long_side / max(h, w)
+        k = (long_side or self.input_long_side) / max(h, w)
         nw, nh = max(1, round(w * k)), max(1, round(h * k))
         small = cv2.resize(rgb, (nw, nh), interpolation=cv2.INTER_AREA) if k != 1 else rgb
         ph, pw = -(-nh // 32) * 32, -(-nw // 32) * 32
@@ -90,8 +90,10 @@ class DetectorModel:
         batch[0, :, :nh, :nw] = small.transpose(2, 0, 1)
         return batch, k
 
-    def detect(self, rgb: np.ndarray) -> list[Detection]:
-        batch, k = self.prepare(rgb)
+    def detect(self, rgb: np.ndarray, long_side: int | None = None) -> list[Detection]:
+        """Top faces in `rgb`, shrunk to the model's input size (or to `long_side`: the network
+        is fully convolutional, so a larger input finds smaller faces)."""
+        batch, k = self.prepare(rgb, long_side)
         heat, size = self.session.run(None, {"image": batch})
         heat = heat[0, 0]
         if self.views > 1:

@@ -12,7 +12,7 @@ import numpy as np
 from companion.dice import DiceSet, standard_set
 from companion.vision.crops import box_crop
 from companion.vision.decoder import MAX_DICE, DecodeSettings, decode
-from companion.vision.image_io import WorkImage, load_work_image
+from companion.vision.image_io import WorkImage, load_detail, load_work_image
 from companion.vision.models import Detection, Models, ReaderLogits, load_models, softmax
 from companion.vision.reading import DieReading, Reading
 
@@ -23,6 +23,14 @@ FACE_SURE = 0.5
 # Boxes read beyond the set's 10 dice: the reader's face head may turn some down (a reader
 # without that head keeps the 10 surest as before).
 EXTRA_CANDIDATES = 4
+# Photos whose faces are under SMALL_FACE_PX in the working image are searched again in a
+# sharper decode, zoomed so that the typical face is about USUAL_FACE_PX (what the models
+# learnt from), by at most MAX_ZOOM (a 12 MP JPEG then still decodes at half scale); see
+# find_faces.
+SMALL_FACE_PX = 36.0
+USUAL_FACE_PX = 56.0
+MAX_ZOOM = 2.0
+ZOOM_SMALL_FACES = os.environ.get("COMPANION_ZOOM", "1") != "0"  # "0": off, for comparisons
 
 
 @dataclass(frozen=True)
@@ -39,6 +47,41 @@ def _nothing() -> Analysis:
     return Analysis([], np.zeros((0, 11)), np.zeros((0, 4)), [])
 
 
+def find_faces(work: WorkImage, models: Models) -> tuple[WorkImage, list[Detection]]:
+    """The detected top faces, surest first, and the image they were found in (box pixels).
+
+    A phone photo taken from sitting height shows a die's face at 60-140 of its 4000 pixels:
+    15-35 px in the 960-px working image and 7-16 px in the detector's input, smaller than
+    almost all it learnt from, so it misses many and the reader cannot make out the numerals.
+    When the faces found are that small (or none are found) and the photo has the pixels,
+    it is decoded again at up to MAX_ZOOM times the working size and searched again with a
+    proportionally larger detector input: the faces then have their usual size in both models.
+    """
+    detections = _surest(models.detector.detect(work.rgb))
+    zoom = _zoom(detections)
+    if zoom <= 1.0:
+        return work, detections
+    sharper = load_detail(work, round(work.long_side * zoom))
+    if sharper is work:
+        return work, detections
+    long_side = round(models.detector.input_long_side * sharper.long_side / work.long_side)
+    return sharper, _surest(models.detector.detect(sharper.rgb, long_side))
+
+
+def _surest(detections: list[Detection]) -> list[Detection]:
+    return sorted(detections, key=lambda d: -d.score)
+
+
+def _zoom(detections: list[Detection]) -> float:
+    """How much sharper the image should be for faces of the size the models know (1: as it is)."""
+    if not ZOOM_SMALL_FACES:
+        return 1.0
+    if not detections:
+        return MAX_ZOOM
+    typical = float(np.median([max(d.box[2] - d.box[0], d.box[3] - d.box[1]) for d in detections]))
+    return 1.0 if typical >= SMALL_FACE_PX else min(MAX_ZOOM, USUAL_FACE_PX / max(typical, 1.0))
+
+
 def read_boxes(work: WorkImage, detections: list[Detection], models: Models) -> ReaderLogits:
     """The reader's logits for each detected box's crop."""
     crops = np.stack([box_crop(work.rgb, d.box, models.reader.size) for d in detections])
@@ -48,7 +91,8 @@ def read_boxes(work: WorkImage, detections: list[Detection], models: Models) -> 
 def analyse(
     work: WorkImage, models: Models, dice_set: DiceSet | None = None, settings: DecodeSettings = DecodeSettings()
 ) -> Analysis:
-    detections = sorted(models.detector.detect(work.rgb), key=lambda d: -d.score)[:MAX_DICE + EXTRA_CANDIDATES]
+    work, detections = find_faces(work, models)
+    detections = detections[:MAX_DICE + EXTRA_CANDIDATES]
     if not detections:
         return _nothing()
     read = read_boxes(work, detections, models)

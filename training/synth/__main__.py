@@ -8,8 +8,15 @@ import time
 from pathlib import Path
 
 from training.synth.dataset import SPLIT_CODES, write_dataset
+from training.synth.scene import SceneOptions
 
 DEFAULT_SEEDS = {"train": 1, "val": 1001, "calib": 2001}
+PHONE_SIZE = (4032, 3024)
+# A 16 mm die seen by a phone's main camera (about 70 degrees across) from 35-70 cm
+FAR_FACE_PX = (60.0, 140.0)
+# its blur in photo pixels: 1.5 x what a training-size photo gets (0.6-3.3 px defocus, 3-10 px
+# motion), not 4 x as for a phone photo framed as closely as the training photos
+FAR_BLUR_SCALE = 1.5
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,12 +31,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="train: training look; val: held-out fonts, bodies, inks, tables; calib: training look, own seeds")
     parser.add_argument("--seed", type=int, default=None, help="base seed (default: 1 train, 1001 val, 2001 calib)")
     parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+    parser.add_argument("--phone-far", action="store_true",
+                        help="12 MP phone photos taken from sitting or standing height: dice faces of "
+                             f"{FAR_FACE_PX[0]:.0f}-{FAR_FACE_PX[1]:.0f} px, a quarter of that in the 960-px working image")
     args = parser.parse_args(argv)
     if args.count < 0:
         parser.error("--count must be >= 0")
     seed = DEFAULT_SEEDS[args.split] if args.seed is None else args.seed
     start = time.time()
-    made = write_dataset(args.out, args.count, seed, args.split, max(1, args.workers))
+    opts = (SceneOptions(size=PHONE_SIZE, face_px_range=FAR_FACE_PX, blur_scale=FAR_BLUR_SCALE)
+            if args.phone_far else SceneOptions())
+    made = write_dataset(args.out, args.count, seed, args.split, max(1, args.workers), opts=opts)
     elapsed = time.time() - start
     rate = made / elapsed if elapsed > 0 else 0.0
     print(f"{args.out}: made {made} images in {elapsed:.1f} s ({rate:.1f} images/s), split={args.split} seed={seed}")

@@ -29,6 +29,7 @@ class Job:
     split: str
     seed: int
     index: int
+    opts: SceneOptions = SceneOptions()
 
 
 def image_rng(seed: int, split: str, index: int) -> np.random.Generator:
@@ -55,7 +56,7 @@ def label_record(photo: Photo, rel_path: str) -> dict:
 
 def _make_one(job: Job) -> str:
     cv2.setNumThreads(1)  # one core per worker: the machine is shared
-    photo = render_indexed(job.seed, job.split, job.index)
+    photo = render_indexed(job.seed, job.split, job.index, job.opts)
     rel = f"images/{job.index:06d}.jpg"
     path = Path(job.out) / rel
     tmp = path.with_suffix(".tmp")
@@ -79,12 +80,13 @@ def done_indices(labels: Path) -> set[int]:
     return done
 
 
-def write_dataset(out: Path, count: int, seed: int, split: str, workers: int = 1, log_every: int = 500) -> int:
+def write_dataset(out: Path, count: int, seed: int, split: str, workers: int = 1, log_every: int = 500,
+                  opts: SceneOptions = SceneOptions()) -> int:
     """Make images 0..count-1 that are not there yet; returns how many were made now."""
     (out / "images").mkdir(parents=True, exist_ok=True)
     labels = out / "labels.jsonl"
     done = done_indices(labels)
-    jobs = [Job(str(out), split, seed, i) for i in range(count) if i not in done]
+    jobs = [Job(str(out), split, seed, i, opts) for i in range(count) if i not in done]
     start = time.time()
     made = 0
     with labels.open("a", encoding="utf-8") as sink:

@@ -127,11 +127,18 @@ def _noise_field(rng: np.random.Generator, h: int, w: int) -> np.ndarray:
     return luma + cv2.resize(chroma, (w, h), interpolation=cv2.INTER_LINEAR)
 
 
-def apply_effects(rng: np.random.Generator, image: np.ndarray, fx: CameraEffects, focus: np.ndarray | None = None) -> np.ndarray:
-    """Linear-ish float RGB scene -> 8-bit RGB photo (before JPEG). OpenCV calls, for speed."""
+def apply_effects(rng: np.random.Generator, image: np.ndarray, fx: CameraEffects, focus: np.ndarray | None = None,
+                  blur_scale: float | None = None) -> np.ndarray:
+    """Linear-ish float RGB scene -> 8-bit RGB photo (before JPEG). OpenCV calls, for speed.
+
+    The blur is sampled for training-size photos; by default a larger photo is blurred in
+    proportion (it shows the same scene, only with more pixels). `blur_scale` overrides that
+    factor, for photos whose dice are small because the camera is far, not because it has
+    few pixels.
+    """
     h, w = image.shape[:2]
     illum = _illumination((h, w), fx)  # (h, w, 3)
-    blur_px = fx.blur_px * max(1.0, max(h, w) / 960)  # blur is sampled for training-size photos
+    blur_px = fx.blur_px * (blur_scale if blur_scale is not None else max(1.0, max(h, w) / 960))
     gains = np.asarray(fx.wb_gain, np.float32) * np.float32(fx.exposure)
     img = cv2.multiply(image, (illum * gains).astype(np.float32))
     if fx.blur_kind == "defocus" and focus is not None:

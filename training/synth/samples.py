@@ -60,6 +60,9 @@ SAMPLES: tuple[Sample, ...] = (
     Sample("s10_charcoal_4", "jpg", SceneOptions(size=MID_PORTRAIT, n_dice=4, body="charcoal", clutter=0, noise_max=QUIET), _all_in_frame(4)),
     Sample("s11_wide_touching", "jpg", SceneOptions(size=WIDE, n_dice=10, tilt_deg=34.0, noise_max=QUIET),
            lambda p: len(p.dice) == 10 and p.conditions["touching_pairs"] >= 2),
+    # taken from sitting height: small dice in a 12 MP photo (see training.synth --phone-far)
+    Sample("s12_far_phone", "jpg", SceneOptions(size=PHONE, n_dice=10, face_px_range=(70.0, 110.0), blur_scale=1.5,
+                                               clutter=1, noise_max=QUIET), _all_in_frame(10)),
 )
 
 
@@ -87,13 +90,35 @@ def save(photo: Photo, sample: Sample, path: Path) -> None:
         image.save(path, "JPEG", quality=88, exif=exif.tobytes())
 
 
+def _kept_labels(labels: Path, only: list[str] | None) -> dict[str, str]:
+    """The label lines of the samples not to be made again (all of them but `only`)."""
+    if not only:
+        return {}
+    unknown = set(only) - {s.name for s in SAMPLES}
+    if unknown:
+        raise SystemExit(f"no such sample: {', '.join(sorted(unknown))}")
+    kept = {}
+    for line in labels.read_text(encoding="utf-8").splitlines() if labels.is_file() else []:
+        if line.strip():
+            name = json.loads(line)["conditions"]["sample"]
+            if name not in only:
+                kept[name] = line
+    return kept
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.synth.samples", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("sample_images"))
+    parser.add_argument("--only", nargs="+", metavar="NAME",
+                        help="make only these samples; the others' photos and labels are kept as they are")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
+    kept = _kept_labels(args.out / "labels.jsonl", args.only)
     lines = []
     for index, sample in enumerate(SAMPLES):
+        if sample.name in kept:
+            lines.append(kept[sample.name])
+            continue
         photo = render_sample(index, sample)
         photo.conditions.update({"format": sample.fmt, "exif_rotated": sample.exif_rotated})
         name = f"{sample.name}.{sample.fmt}"

@@ -52,6 +52,8 @@ class SceneOptions:
     clutter: int | None = None
     table: str | None = None
     face_px: float | None = None
+    face_px_range: tuple[float, float] | None = None  # drawn log-uniformly, in photo pixels
+    blur_scale: float | None = None  # camera blur x this (default: in proportion to the photo's size)
     clean: bool = False  # white light, no glare, no camera effects: for checking the drawing itself
     noise_max: float | None = None  # cap on sensor noise (phone-size samples compress better)
 
@@ -71,6 +73,8 @@ def _camera(rng: np.random.Generator, size: tuple[int, int], n: int, opts: Scene
     face_min = MIN_FACE_PX * 1.1 * scale
     face_max = min(MAX_FACE_PX * scale, math.sqrt(0.45 * w * h / n) / 2.2)
     face_max = max(face_max, face_min * 1.1)
+    if opts.face_px_range:
+        face_min, face_max = opts.face_px_range
     face = opts.face_px or math.exp(rng.uniform(math.log(face_min), math.log(face_max)))
     hfov = rng.uniform(50.0, 75.0)
     focal = (max(w, h) / 2) / math.tan(math.radians(hfov) / 2)
@@ -268,7 +272,7 @@ def render_scene(rng: np.random.Generator, split: str, opts: SceneOptions = Scen
     if opts.noise_max is not None:
         fx = replace(fx, noise=min(fx.noise, opts.noise_max))
     depth = _focus_map(rng, cam, dice) if fx.blur_kind == "defocus" and cam.tilt_deg > 12 and rng.random() < 0.5 else None
-    image = apply_effects(rng, canvas, fx, depth)
+    image = apply_effects(rng, canvas, fx, depth, opts.blur_scale)
     labels = [lab for lab in (_label(cam, d) for d in dice) if lab is not None]
     conditions = _conditions(split, app, cam, light, kind, fx, dice, items, out_of_frame)
     conditions.update({"pip_dice": len(pips), **extras, "depth_of_field": depth is not None, "generator": GENERATOR_VERSION})
