@@ -1,13 +1,15 @@
-"""The shipped detector (real ONNX model) and its mirror views."""
+"""The shipped detector (real ONNX model): its mirror views, and the second look at small dice."""
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from companion.vision.image_io import load_work_image
+from companion.vision.image_io import WORK_LONG_SIDE, load_work_image
+from companion.vision.pipeline import MAX_ZOOM, find_faces
 from companion.vision.models import CALIBRATION_FILE, DETECTOR_FILE, READER_FILE, DetectorModel, load_models, models_present
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
@@ -45,3 +47,42 @@ def test_the_calibration_sets_the_detector_views(tmp_path, monkeypatch):
     calibration["detector_views"] = 2
     (tmp_path / CALIBRATION_FILE).write_text(json.dumps(calibration))
     assert load_models(tmp_path).detector.views == 2
+
+
+
+def _label(name: str) -> dict:
+    rows = [json.loads(line) for line in (SAMPLES / "labels.jsonl").read_text().splitlines() if line.strip()]
+    return next(r for r in rows if r["image"] == name)
+
+
+def _iou(a, b) -> float:
+    w = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    h = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - w * h
+    return w * h / union
+
+
+def _found(row: dict, image, detections) -> int:
+    boxes = [image.to_full(d.box) for d in detections]
+    return sum(any(_iou(d["box"], b) >= 0.5 for b in boxes) for d in row["dice"])
+
+
+def test_small_dice_are_searched_again_in_a_sharper_decode():
+    models = load_models()
+    row = _label("s12_far_phone.jpg")  # a 12 MP photo from sitting height: faces of 50-140 px
+    work = load_work_image(SAMPLES / row["image"])
+    sharper, detections = find_faces(work, models)
+    assert work.long_side == WORK_LONG_SIDE and sharper.long_side == round(WORK_LONG_SIDE * MAX_ZOOM)
+    assert (sharper.full_width, sharper.full_height) == (row["width"], row["height"])
+    assert _found(row, sharper, detections) >= 8
+    # the same pixels with no sharper copy to be had: searched once, as they are
+    flat = replace(work, source=None)
+    same, _ = find_faces(flat, models)
+    assert same is flat
+
+
+def test_closely_framed_dice_are_not_searched_again():
+    models = load_models()
+    work = load_work_image(SAMPLES / "s00_white_10.jpg")
+    same, detections = find_faces(work, models)
+    assert same is work and _found(_label("s00_white_10.jpg"), work, detections) == 10
