@@ -39,6 +39,7 @@ data: $(STAMP)
 	$(BIN)/python -m training.synth --out data/train --count 40000 --split train
 	$(BIN)/python -m training.synth --out data/val --count 2000 --split val
 	$(BIN)/python -m training.synth --out data/calib --count 1000 --split calib
+	$(BIN)/python -m training.synth --out data/far --count 200 --split val --seed 3001 --phone-far
 
 # Training is an optional extra: the CPU wheel of PyTorch on disk.
 $(VENV)/.train: $(STAMP)
