@@ -161,7 +161,8 @@ def test_widening_a_trained_reader_keeps_its_answers():
     state = dict(narrow.state_dict())
     widened = widen_state(wide.state_dict(), state)
     wide.load_state_dict(state)
-    narrow.eval(), wide.eval()
+    narrow.eval()
+    wide.eval()
     x = torch.rand(6, 3, READER_SIZE, READER_SIZE) * 255
     with torch.no_grad():
         for a, b in zip(narrow(x), wide(x)):

@@ -8,15 +8,10 @@ import time
 from pathlib import Path
 
 from training.synth.dataset import SPLIT_CODES, write_dataset
-from training.synth.scene import SceneOptions
+from training.synth.samples import PHONE
+from training.synth.scene import FAR_BLUR_SCALE, FAR_FACE_PX, SceneOptions
 
 DEFAULT_SEEDS = {"train": 1, "val": 1001, "calib": 2001}
-PHONE_SIZE = (4032, 3024)
-# A 16 mm die seen by a phone's main camera (about 70 degrees across) from 35-70 cm
-FAR_FACE_PX = (60.0, 140.0)
-# its blur in photo pixels: 1.5 x what a training-size photo gets (0.6-3.3 px defocus, 3-10 px
-# motion), not 4 x as for a phone photo framed as closely as the training photos
-FAR_BLUR_SCALE = 1.5
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--count must be >= 0")
     seed = DEFAULT_SEEDS[args.split] if args.seed is None else args.seed
     start = time.time()
-    opts = (SceneOptions(size=PHONE_SIZE, face_px_range=FAR_FACE_PX, blur_scale=FAR_BLUR_SCALE)
+    opts = (SceneOptions(size=PHONE, face_px_range=FAR_FACE_PX, blur_scale=FAR_BLUR_SCALE)
             if args.phone_far else SceneOptions())
     made = write_dataset(args.out, args.count, seed, args.split, max(1, args.workers), opts=opts)
     elapsed = time.time() - start

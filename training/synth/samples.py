@@ -21,7 +21,7 @@ from typing import Callable
 import numpy as np
 from PIL import Image
 
-from training.synth.scene import Photo, SceneOptions, render_scene
+from training.synth.scene import FAR_BLUR_SCALE, Photo, SceneOptions, render_scene
 
 EXIF_ORIENTATION = 0x0112
 ROTATED_CW = 6  # "rotate 90 degrees clockwise to display"
@@ -61,7 +61,7 @@ SAMPLES: tuple[Sample, ...] = (
     Sample("s11_wide_touching", "jpg", SceneOptions(size=WIDE, n_dice=10, tilt_deg=34.0, noise_max=QUIET),
            lambda p: len(p.dice) == 10 and p.conditions["touching_pairs"] >= 2),
     # taken from sitting height: small dice in a 12 MP photo (see training.synth --phone-far)
-    Sample("s12_far_phone", "jpg", SceneOptions(size=PHONE, n_dice=10, face_px_range=(70.0, 110.0), blur_scale=1.5,
+    Sample("s12_far_phone", "jpg", SceneOptions(size=PHONE, n_dice=10, face_px_range=(70.0, 110.0), blur_scale=FAR_BLUR_SCALE,
                                                clutter=1, noise_max=QUIET), _all_in_frame(10)),
 )
 

@@ -19,6 +19,12 @@ from training.synth.textures import render_table, table_kinds
 
 SIZES = ((640, 480), (800, 600), (960, 720), (854, 480), (960, 540), (480, 640), (600, 800), (720, 960))
 MIN_FACE_PX, MAX_FACE_PX = 25.0, 200.0
+# 12 MP photos from sitting or standing height (python -m training.synth --phone-far): a 16 mm
+# die seen by a phone's main camera (about 70 degrees across) from 35-70 cm, and camera blur
+# 1.5 x a training photo's in photo pixels (0.6-3.3 px defocus, 3-10 px motion), not 4 x as
+# for a phone photo framed as closely as the training photos
+FAR_FACE_PX = (60.0, 140.0)
+FAR_BLUR_SCALE = 1.5
 GENERATOR_VERSION = 6  # recorded in every label: datasets may mix images of several versions
 TABLE_STEP = 2  # table texture resolution: one sample per 2x2 pixels (4x faster, camera blur hides it)
 
