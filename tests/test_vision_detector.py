@@ -67,7 +67,7 @@ def _found(row: dict, image, detections) -> int:
     return sum(any(_iou(d["box"], b) >= 0.5 for b in boxes) for d in row["dice"])
 
 
-def test_small_dice_are_searched_again_in_a_sharper_decode():
+def test_small_dice_are_searched_again_in_a_sharper_copy():
     models = load_models()
     row = _label("s12_far_phone.jpg")  # a 12 MP photo from sitting height: faces of 50-140 px
     work = load_work_image(SAMPLES / row["image"])
@@ -76,7 +76,7 @@ def test_small_dice_are_searched_again_in_a_sharper_decode():
     assert (sharper.full_width, sharper.full_height) == (row["width"], row["height"])
     assert _found(row, sharper, detections) >= 8
     # the same pixels with no sharper copy to be had: searched once, as they are
-    flat = replace(work, source=None)
+    flat = replace(work, detail=None)
     same, _ = find_faces(flat, models)
     assert same is flat
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from companion.vision.image_io import MAX_PIXELS, WORK_LONG_SIDE, load_full_image, load_work_image
+from companion.vision.image_io import MAX_PIXELS, WORK_LONG_SIDE, load_detail, load_full_image, load_work_image
 from companion.vision.reading import DieReading, ImageError, Reading
 from companion.dice import Color, Face
 
@@ -46,6 +46,21 @@ def test_big_jpeg_is_decoded_at_reduced_size_and_keeps_its_full_size():
         (400 / 4000 * work.rgb.shape[1], 300 / 3000 * work.rgb.shape[0], 0.5 * work.rgb.shape[1], 0.5 * work.rgb.shape[0]))
     # the red corner is still top-left
     assert work.rgb[10, 10, 0] > 180 and work.rgb[-10, -10, 0] < 150
+
+
+def test_big_photo_keeps_one_sharper_copy_for_small_dice():
+    exif = Image.Exif()
+    exif[0x0112] = 6  # a portrait photo stored on its side
+    work = load_work_image(_jpeg(_marked(3000, 4000).rotate(90, expand=True), exif=exif.tobytes()))
+    # a 12 MP JPEG decodes once, at half scale; that copy stays, upright like the working image
+    assert work.detail is not None and work.detail.shape[:2] == (2000, 1500)
+    assert work.detail[10, 10, 0] > 180 and work.detail[-10, -10, 0] < 150
+    sharper = load_detail(work, 1800)
+    assert sharper.rgb.shape[:2] == (1800, 1350) and (sharper.full_width, sharper.full_height) == (3000, 4000)
+    assert sharper.to_full((0, 0, 1350, 1800)) == pytest.approx((0, 0, 3000, 4000))
+    # a photo no larger than the working image has nothing sharper to give
+    small = load_work_image(_jpeg(_marked(960, 720)))
+    assert small.detail is None and load_detail(small, 1800) is small
 
 
 def test_small_image_is_not_enlarged():

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import cv2
@@ -90,32 +90,49 @@ class DetectorModel:
         batch[0, :, :nh, :nw] = small.transpose(2, 0, 1)
         return batch, k
 
-    def detect(self, rgb: np.ndarray, long_side: int | None = None) -> list[Detection]:
+    def detect(self, rgb: np.ndarray, long_side: int | None = None, views: int | None = None) -> list[Detection]:
         """Top faces in `rgb`, shrunk to the model's input size (or to `long_side`: the network
-        is fully convolutional, so a larger input finds smaller faces)."""
+        is fully convolutional, so a larger input finds smaller faces), over `views` mirror
+        views (default: the detector's own number)."""
+        return self.detections(self.all_views(self.heatmap(rgb, long_side), views))
+
+    def heatmap(self, rgb: np.ndarray, long_side: int | None = None) -> Heatmap:
+        """The upright view's heatmap alone: enough to tell how large the faces are."""
         batch, k = self.prepare(rgb, long_side)
         heat, size = self.session.run(None, {"image": batch})
-        heat = heat[0, 0]
-        if self.views > 1:
-            heat = self._mirrored_heat(batch, heat)
-        return peaks_to_detections(heat, size[0], self.stride, k, self.threshold, self.max_detections,
-                                   (rgb.shape[1], rgb.shape[0]))
+        return Heatmap(batch, heat[0, 0].copy(), size[0], k, (rgb.shape[1], rgb.shape[0]))
 
-    def _mirrored_heat(self, batch: np.ndarray, heat: np.ndarray) -> np.ndarray:
-        """The heatmap averaged over mirror images of the input (each mirrored back).
+    def all_views(self, heatmap: Heatmap, views: int | None = None) -> Heatmap:
+        """The heatmap summed over mirror images of the input too (each mirrored back).
 
         A die is a die in a mirror, but a false peak on a side face or a pattern rarely
         survives all views, and a weak true peak gains: on the calibration photos this gives
         fewer false boxes at the same recall. The box sizes come from the upright view. The
         input is padded to a multiple of 32, so a mirrored cell maps exactly onto a cell.
         """
-        total = heat.copy()
-        views = max(1, min(self.views, MAX_DETECTOR_VIEWS))
-        for up_down, left_right in _MIRRORS[1:views]:
+        views = max(1, min(views or self.views, MAX_DETECTOR_VIEWS))
+        total = heatmap.total.copy()
+        for up_down, left_right in _MIRRORS[heatmap.views:views]:
             axes = tuple(a for a, flip in ((2, up_down), (3, left_right)) if flip)
-            mirrored, _ = self.session.run(None, {"image": np.ascontiguousarray(np.flip(batch, axes))})
+            mirrored, _ = self.session.run(None, {"image": np.ascontiguousarray(np.flip(heatmap.batch, axes))})
             total += np.flip(mirrored[0, 0], tuple(a - 2 for a in axes))
-        return total / views
+        return replace(heatmap, total=total, views=max(views, heatmap.views))
+
+    def detections(self, heatmap: Heatmap) -> list[Detection]:
+        return peaks_to_detections(heatmap.total / heatmap.views, heatmap.size, self.stride, heatmap.scale,
+                                   self.threshold, self.max_detections, heatmap.image_wh)
+
+
+@dataclass(frozen=True)
+class Heatmap:
+    """The detector's face-centre heatmap for one image, summed over the views taken so far."""
+
+    batch: np.ndarray  # the input it was computed from (1, 3, h, w)
+    total: np.ndarray  # the sum of the views' heatmaps
+    size: np.ndarray  # the upright view's box sizes (4, h', w')
+    scale: float  # input pixels per image pixel
+    image_wh: tuple[int, int]
+    views: int = 1
 
 
 def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ import numpy as np
 from companion.dice import DiceSet, standard_set
 from companion.vision.crops import box_crop
 from companion.vision.decoder import MAX_DICE, DecodeSettings, decode
-from companion.vision.image_io import WorkImage, load_detail, load_work_image
+from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
 from companion.vision.models import Detection, Models, ReaderLogits, load_models, softmax
 from companion.vision.reading import DieReading, Reading
 
@@ -24,13 +24,13 @@ FACE_SURE = 0.5
 # without that head keeps the 10 surest as before).
 EXTRA_CANDIDATES = 4
 # Photos whose faces are under SMALL_FACE_PX in the working image are searched again in a
-# sharper decode, zoomed so that the typical face is about USUAL_FACE_PX (what the models
-# learnt from), by at most MAX_ZOOM (a 12 MP JPEG then still decodes at half scale); see
-# find_faces.
+# sharper copy, zoomed so that the typical face is about USUAL_FACE_PX (what the models
+# learnt from), by at most MAX_ZOOM (the sharpest copy load_work_image keeps); see find_faces.
 SMALL_FACE_PX = 36.0
 USUAL_FACE_PX = 56.0
-MAX_ZOOM = 2.0
+MAX_ZOOM = MAX_DETAIL
 ZOOM_SMALL_FACES = os.environ.get("COMPANION_ZOOM", "1") != "0"  # "0": off, for comparisons
+ZOOMED_VIEWS = int(os.environ.get("COMPANION_ZOOMED_VIEWS", "0"))  # 0: the detector's own number
 
 
 @dataclass(frozen=True)
@@ -54,18 +54,20 @@ def find_faces(work: WorkImage, models: Models) -> tuple[WorkImage, list[Detecti
     15-35 px in the 960-px working image and 7-16 px in the detector's input, smaller than
     almost all it learnt from, so it misses many and the reader cannot make out the numerals.
     When the faces found are that small (or none are found) and the photo has the pixels,
-    it is decoded again at up to MAX_ZOOM times the working size and searched again with a
-    proportionally larger detector input: the faces then have their usual size in both models.
+    it is searched again in the sharper copy kept at loading (up to MAX_ZOOM times the working
+    size) with a proportionally larger detector input: the faces then have their usual size
+    in both models. The size is told from the upright view alone, so a photo searched again
+    does not pay for the mirror views of the first search.
     """
-    detections = _surest(models.detector.detect(work.rgb))
-    zoom = _zoom(detections)
-    if zoom <= 1.0:
-        return work, detections
-    sharper = load_detail(work, round(work.long_side * zoom))
-    if sharper is work:
-        return work, detections
-    long_side = round(models.detector.input_long_side * sharper.long_side / work.long_side)
-    return sharper, _surest(models.detector.detect(sharper.rgb, long_side))
+    detector = models.detector
+    upright = detector.heatmap(work.rgb)  # one view tells the faces' size; the others may not be needed
+    zoom = _zoom(detector.detections(upright))
+    if zoom > 1.0:
+        sharper = load_detail(work, round(work.long_side * zoom))
+        if sharper is not work:
+            long_side = round(detector.input_long_side * sharper.long_side / work.long_side)
+            return sharper, _surest(detector.detect(sharper.rgb, long_side, ZOOMED_VIEWS or None))
+    return work, _surest(detector.detections(detector.all_views(upright)))
 
 
 def _surest(detections: list[Detection]) -> list[Detection]:
