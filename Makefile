@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench data train-env system-deps clean
+.PHONY: run test bench data data-blender train-env system-deps clean
 
 run: $(STAMP)
 	$(BIN)/companion serve
@@ -41,6 +41,20 @@ data: $(STAMP)
 	$(BIN)/python -m training.synth --out data/calib --count 1000 --split calib
 	$(BIN)/python -m training.synth --out data/far --count 200 --split val --seed 3001 --phone-far
 
+# Validation photos from a second renderer, Blender's path tracer (training/blender). bpy is
+# a 500 MB wheel for Python 3.11 only, so it gets its own environment, never the product's.
+BLENDER_VENV := .venv-blender
+BLENDER_PYTHON ?= python3.11
+
+$(BLENDER_VENV)/.installed: pyproject.toml
+	test -x $(BLENDER_VENV)/bin/python || $(BLENDER_PYTHON) -m venv $(BLENDER_VENV)
+	$(BLENDER_VENV)/bin/pip install -q bpy==4.2.0 numpy pillow opencv-python-headless
+	$(BLENDER_VENV)/bin/pip install -q --no-deps -e .
+	touch $@
+
+data-blender: $(BLENDER_VENV)/.installed
+	$(BLENDER_VENV)/bin/python -m training.blender --out data/val_blender --count 120 --seed 4001 > /dev/null
+
 # Training is an optional extra: the CPU wheel of PyTorch on disk.
 $(VENV)/.train: $(STAMP)
 	$(BIN)/pip install -q -e '.[test,train]'
@@ -49,4 +63,4 @@ $(VENV)/.train: $(STAMP)
 train-env: $(VENV)/.train
 
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache
+	rm -rf $(VENV) $(BLENDER_VENV) *.egg-info .pytest_cache
