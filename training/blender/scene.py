@@ -6,6 +6,7 @@ the numpy generator passed in, so an image is remade exactly from its seed and i
 
 from __future__ import annotations
 
+import colorsys
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,6 +92,8 @@ def _table_material(rng: np.random.Generator) -> tuple[bpy.types.Material, str]:
     if kind == "plain":
         bsdf.inputs["Base Color"].default_value = (*base, 1)
         return mat, kind
+    # the Mix node lists its sockets for every data type: 6 and 7 are the colours A and B, and
+    # output 2 the mixed colour
     mix = tree.nodes.new("ShaderNodeMix")
     mix.data_type = "RGBA"
     mix.inputs[6].default_value = (*base, 1)
@@ -101,7 +104,6 @@ def _table_material(rng: np.random.Generator) -> tuple[bpy.types.Material, str]:
         tex.inputs["Scale"].default_value = float(rng.uniform(0.05, 0.3))
         tex.inputs["Distortion"].default_value = float(rng.uniform(2, 12))
         tex.inputs["Detail"].default_value = 4.0
-        bsdf.inputs["Base Color"].default_value = (*base, 1)
         mix.inputs[6].default_value = (*linear(_hsv(rng.uniform(0.04, 0.1), rng.uniform(0.4, 0.8), val)), 1)
     elif kind == "felt":
         tex = tree.nodes.new("ShaderNodeTexNoise")
@@ -121,8 +123,6 @@ def _table_material(rng: np.random.Generator) -> tuple[bpy.types.Material, str]:
 
 
 def _hsv(h: float, s: float, v: float) -> tuple[float, float, float]:
-    import colorsys
-
     return colorsys.hsv_to_rgb(h, float(np.clip(s, 0, 1)), float(np.clip(v, 0, 1)))
 
 
@@ -251,7 +251,6 @@ def _camera(scene, rng: np.random.Generator, centres, width: int, height: int) -
 
 
 def _label(scene, cam, obj, die: Die, face: Face, width: int, height: int) -> dict:
-    scene_depsgraph = bpy.context.evaluated_depsgraph_get()
     corners = [obj.matrix_world @ Vector((x, y, 0.5)) for x, y in ((-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5))]
     poly = []
     for c in corners:
@@ -265,7 +264,7 @@ def _label(scene, cam, obj, die: Die, face: Face, width: int, height: int) -> di
     # a top face hidden behind a nearer die is marked like one cut by the frame
     centre = obj.matrix_world @ Vector((0, 0, 0.5 + DECAL_LIFT * 2))
     origin = cam.matrix_world.translation
-    hit, *_, hit_obj, _ = scene.ray_cast(scene_depsgraph, origin, (centre - origin).normalized(),
+    hit, *_, hit_obj, _ = scene.ray_cast(bpy.context.evaluated_depsgraph_get(), origin, (centre - origin).normalized(),
                                          distance=(centre - origin).length - 0.01)
     hidden = bool(hit and hit_obj is not None and hit_obj != obj and hit_obj.parent != obj)
     return {
