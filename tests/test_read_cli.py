@@ -67,12 +67,7 @@ def faces(dice: list[dict]) -> list[tuple]:
 
 # Samples the shipped models misread, with what goes wrong (see models/README.md). Each stays
 # a strict xfail: when a retrained model reads it right, the test says so and this list shrinks.
-KNOWN_MISREADS: dict[str, str] = {
-    "s02_strong_tilt.jpg": "the farthest die at a 40-degree tilt: its 2g read as 3g and its orange side face taken "
-                           "for a die (both flagged uncertain)",
-    "s12_far_phone.jpg": "small dice in a dim photo: all 10 found in the sharper copy, a 10o read as 6o "
-                         "(confidence 0.25, flagged uncertain)",
-}
+KNOWN_MISREADS: dict[str, str] = {}  # sample -> why it is misread, for a model known to miss one
 
 
 @pytest.fixture(scope="module")
