@@ -100,7 +100,7 @@ class DetectorModel:
         """The upright view's heatmap alone: enough to tell how large the faces are."""
         batch, k = self.prepare(rgb, long_side)
         heat, size = self.session.run(None, {"image": batch})
-        return Heatmap(batch, heat[0, 0].copy(), size[0], k, (rgb.shape[1], rgb.shape[0]))
+        return Heatmap(batch, heat[0, 0], size[0], k, (rgb.shape[1], rgb.shape[0]))
 
     def all_views(self, heatmap: Heatmap, views: int | None = None) -> Heatmap:
         """The heatmap summed over mirror images of the input too (each mirrored back).
