@@ -21,6 +21,7 @@ from mathutils import Matrix, Vector  # noqa: E402
 from companion.dice import Die, Face, standard_set
 from training.synth.appearance import Appearance, sample_appearance
 from training.synth.dice_render import numeral_ink
+from training.synth.scene import share_in_frame
 
 TEXTURE_PX = 128  # numeral texture per face
 DECAL_LIFT = 0.002  # the numeral decal floats this far above its face, so it is never hidden
@@ -185,13 +186,18 @@ def _add_die(scene, rng, app: Appearance, die: Die, body: bpy.types.Mesh, centre
     scene.collection.objects.link(obj)
     sides = [i for i in range(6) if i != top]
     order = [top] + [sides[i] for i in rng.permutation(5)]  # face index shown in each direction
-    roughness = float(np.clip(0.65 - 0.55 * app.gloss, 0.08, 0.9))
+    roughness = _roughness(app)
     for direction, face_index in enumerate(order):
         mask, ink = numeral_ink(app, die.faces[face_index], TEXTURE_PX)
         decal = _decal(f"{die.id}-{face_index}", direction, mask * app.ink_strength, ink, roughness)
         decal.parent = obj
         scene.collection.objects.link(decal)
     return obj
+
+
+def _roughness(app: Appearance) -> float:
+    """Body and ink share the plastic's finish: glossy dice have a low roughness."""
+    return float(np.clip(0.65 - 0.55 * app.gloss, 0.08, 0.9))
 
 
 def _lights(scene, rng: np.random.Generator) -> dict:
@@ -258,9 +264,7 @@ def _label(scene, cam, obj, die: Die, face: Face, width: int, height: int) -> di
         poly.append([float(p.x * width), float((1.0 - p.y) * height)])
     xs, ys = [p[0] for p in poly], [p[1] for p in poly]
     box = [max(0.0, min(xs)), max(0.0, min(ys)), min(float(width), max(xs)), min(float(height), max(ys))]
-    area = _polygon_area(poly)
-    inside = _polygon_area(_clip(poly, width, height)) if area > 0 else 0.0
-    visible = inside / area if area > 0 else 0.0
+    visible = share_in_frame(np.array(poly), width, height)
     # a top face hidden behind a nearer die is marked like one cut by the frame
     centre = obj.matrix_world @ Vector((0, 0, 0.5 + DECAL_LIFT * 2))
     origin = cam.matrix_world.translation
@@ -276,42 +280,6 @@ def _label(scene, cam, obj, die: Die, face: Face, width: int, height: int) -> di
     }
 
 
-def _polygon_area(poly) -> float:
-    if len(poly) < 3:
-        return 0.0
-    a = np.asarray(poly, float)
-    return float(abs(np.dot(a[:, 0], np.roll(a[:, 1], -1)) - np.dot(a[:, 1], np.roll(a[:, 0], -1))) / 2)
-
-
-def _clip(poly, width: int, height: int):
-    """The polygon clipped to the image rectangle (Sutherland-Hodgman)."""
-    def cut(points, inside, cross):
-        out = []
-        for i, p in enumerate(points):
-            q = points[i - 1]
-            if inside(p):
-                if not inside(q):
-                    out.append(cross(q, p))
-                out.append(p)
-            elif inside(q):
-                out.append(cross(q, p))
-        return out
-
-    def at_x(x):
-        return lambda q, p: [x, q[1] + (p[1] - q[1]) * (x - q[0]) / (p[0] - q[0])]
-
-    def at_y(y):
-        return lambda q, p: [q[0] + (p[0] - q[0]) * (y - q[1]) / (p[1] - q[1]), y]
-
-    pts = [list(p) for p in poly]
-    for inside, cross in ((lambda p: p[0] >= 0, at_x(0.0)), (lambda p: p[0] <= width, at_x(float(width))),
-                          (lambda p: p[1] >= 0, at_y(0.0)), (lambda p: p[1] <= height, at_y(float(height)))):
-        pts = cut(pts, inside, cross)
-        if not pts:
-            return []
-    return pts
-
-
 def render_photo(rng: np.random.Generator, workdir: Path, samples: int = 8, long_side: int = 960,
                  split: str = "val") -> Rendered:
     portrait = bool(rng.random() < 0.3)
@@ -324,7 +292,7 @@ def render_photo(rng: np.random.Generator, workdir: Path, samples: int = 8, long
     bpy.context.active_object.data.materials.append(table_mat)
     body_mat, bsdf, _ = _material("body")
     bsdf.inputs["Base Color"].default_value = (*linear(app.body_rgb), 1)
-    bsdf.inputs["Roughness"].default_value = float(np.clip(0.65 - 0.55 * app.gloss, 0.08, 0.9))
+    bsdf.inputs["Roughness"].default_value = _roughness(app)
     body = _body_mesh(float(np.clip(app.bevel, 0.04, 0.16)))
     dice = standard_set().dice
     count = int(rng.integers(1, len(dice) + 1))

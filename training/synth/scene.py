@@ -232,12 +232,17 @@ def _shadows(canvas: np.ndarray, cam: Camera, dice: list[PlacedDie], light: Ligh
     canvas *= (1.0 - dark)[:, :, None]
 
 
-def _label(cam: Camera, die: PlacedDie) -> dict | None:
-    poly = np.round(cam.project(die.top_corners()), 2)  # flags below must agree with the rounded label
-    frame = np.array([[0, 0], [cam.width, 0], [cam.width, cam.height], [0, cam.height]], np.float32)
+def share_in_frame(poly: np.ndarray, width: float, height: float) -> float:
+    """The share of a convex polygon's area (image pixels) that lies inside the photo."""
+    frame = np.array([[0, 0], [width, 0], [width, height], [0, height]], np.float32)
     area = abs(cv2.contourArea(poly.astype(np.float32)))
     inside, _ = cv2.intersectConvexConvex(poly.astype(np.float32), frame)
-    visible = float(inside) / area if area > 0 else 0.0
+    return float(inside) / area if area > 0 else 0.0
+
+
+def _label(cam: Camera, die: PlacedDie) -> dict | None:
+    poly = np.round(cam.project(die.top_corners()), 2)  # flags below must agree with the rounded label
+    visible = share_in_frame(poly, cam.width, cam.height)
     if visible <= 0.0:
         return None
     x0, y0 = np.clip(poly.min(axis=0), 0, [cam.width, cam.height])
