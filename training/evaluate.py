@@ -5,7 +5,9 @@
 Prints, overall and by condition (the `conditions` of labels.jsonl): detection recall and
 precision (IoU >= 0.5), value, colour and full-face accuracy of the detected dice, the share
 of all dice read right (a missed die counts as wrong), the rate of photos with every die right
-(and nothing extra), the die-id accuracy, and a reliability table of the confidences.
+(and nothing extra), the rate of photos where nothing is wrong without a flag (every die
+found, nothing extra, each misread die flagged uncertain: the player need only check what the
+scorepad marks), the die-id accuracy, and a reliability table of the confidences.
 Top faces mostly cut by the frame (truncated, under 75% visible) count neither as misses nor
 as false detections; faces at least 75% visible count like any other.
 """
@@ -58,6 +60,13 @@ class ImageResult:
     @property
     def all_right(self) -> bool:
         return self.false_positives == 0 and all(m.right for m in self.matches)
+
+    @property
+    def nothing_silently_wrong(self) -> bool:
+        """Every die found, nothing extra, and each misread die flagged: the player need only
+        check the dice the scorepad marks, so a photo like this costs at most a tap or two."""
+        return self.false_positives == 0 and all(
+            m.pred is not None and (m.right or m.uncertain) for m in self.matches)
 
 
 def box_iou(a, b) -> float:
@@ -112,6 +121,7 @@ def summarise(results: list[ImageResult]) -> dict:
         "face_acc": sum(m.right for m in found) / max(1, len(found)),
         "dice_right": sum(m.right for m in ms) / max(1, len(ms)),
         "photos_all_right": sum(r.all_right for r in results) / max(1, len(results)),
+        "photos_nothing_silently_wrong": sum(r.nothing_silently_wrong for r in results) / max(1, len(results)),
         "die_named": len(named) / max(1, len(found)),
         "die_id_acc": sum(m.pred_die == m.truth_die for m in named) / max(1, len(named)),
         "flagged": sum(m.uncertain for m in found) / max(1, len(found)),
@@ -205,6 +215,8 @@ def report(results: list[ImageResult], out=print) -> dict:
     out(f"  {'all':<22}{_fmt(overall)}")
     out(f"  die id named for {overall['die_named']:.1%} of found dice, right {overall['die_id_acc']:.4f}; "
         f"flagged uncertain {overall['flagged']:.1%}, accuracy of the unflagged {overall['acc_unflagged']:.4f}")
+    out(f"  photos with nothing wrong unflagged (all found, no extra, every misread flagged): "
+        f"{overall['photos_nothing_silently_wrong']:.4f}")
     by_condition = {}
     for key, levels in condition_groups(results).items():
         out(f"by {key}")

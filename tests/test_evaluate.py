@@ -1,0 +1,75 @@
+"""The evaluation script: its matching and its figures, on the samples with the real models."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from companion.dice import parse_face
+from training.evaluate import ImageResult, Match, main, summarise
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
+
+
+def _match(truth: str, pred: str | None, uncertain: bool = False) -> Match:
+    return Match(parse_face(truth), None, parse_face(pred) if pred else None, None,
+                 0.5 if uncertain else 0.99, uncertain)
+
+
+@pytest.mark.parametrize("matches, false_positives, all_right, nothing_silent", [
+    ([_match("3r", "3r"), _match("Wb", "Wb")], 0, True, True),
+    ([_match("3r", "3r"), _match("6b", "9b", uncertain=True)], 0, False, True),
+    ([_match("3r", "3r"), _match("6b", "9b")], 0, False, False),
+    ([_match("3r", "3r"), _match("6b", None)], 0, False, False),
+    ([_match("3r", "3r")], 1, False, False),
+])
+def test_a_photo_is_silently_wrong_only_when_an_error_is_not_flagged(matches, false_positives, all_right,
+                                                                     nothing_silent):
+    result = ImageResult(image=None, matches=matches, false_positives=false_positives)
+    assert result.all_right is all_right
+    assert result.nothing_silently_wrong is nothing_silent
+
+
+def test_summary_counts_misses_against_recall_and_extras_against_precision():
+    results = [ImageResult(None, [_match("3r", "3r"), _match("5g", None)], false_positives=1),
+               ImageResult(None, [_match("7b", "1b", uncertain=True), _match("Wo", "Wo")])]
+    s = summarise(results)
+    assert s["dice"] == 4
+    assert s["recall"] == pytest.approx(3 / 4)
+    assert s["precision"] == pytest.approx(3 / 4)
+    assert s["face_acc"] == pytest.approx(2 / 3)
+    assert s["dice_right"] == pytest.approx(2 / 4)
+    assert s["photos_all_right"] == 0.0
+    assert s["photos_nothing_silently_wrong"] == 0.5
+    assert s["acc_unflagged"] == 1.0
+
+
+def _labelled_copy(tmp_path: Path, n: int, wrong_label: bool) -> Path:
+    """The first n samples' labels (pointing at the sample photos), one value changed if asked."""
+    rows = [json.loads(line) for line in (SAMPLES / "labels.jsonl").read_text().splitlines()[:n]]
+    for row in rows:
+        row["image"] = str(SAMPLES / row["image"])
+    if wrong_label:
+        die = rows[0]["dice"][1]
+        die["value"] = 7 if die["value"] != 7 else 8
+    (tmp_path / "labels.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return tmp_path
+
+
+@pytest.mark.parametrize("wrong_label", [False, True])
+def test_evaluate_script_on_the_samples_with_the_real_models(tmp_path, capsys, wrong_label):
+    (tmp_path / "data").mkdir()
+    data = _labelled_copy(tmp_path / "data", 2, wrong_label)
+    out = tmp_path / "figures.json"
+    assert main(["--data", str(data), "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())["overall"]
+    dice = sum(len(json.loads(line)["dice"]) for line in (data / "labels.jsonl").read_text().splitlines())
+    assert figures["photos"] == 2 and figures["dice"] == dice
+    assert figures["recall"] == 1.0
+    if wrong_label:
+        # the samples read right, so a changed label must show up as exactly one misreading
+        assert figures["photos_all_right"] == 0.5
+        assert figures["dice_right"] == pytest.approx((dice - 1) / dice)
+        assert "first misreadings (1 in all)" in capsys.readouterr().out
+    else:
+        assert figures["photos_all_right"] == 1.0
