@@ -96,6 +96,32 @@ class DetectorModel:
         views (default: the detector's own number)."""
         return self.detections(self.all_views(self.heatmap(rgb, long_side), views))
 
+    def detect_in_windows(
+        self, rgb: np.ndarray, windows: list[tuple[int, int, int, int]], long_side: int | None = None,
+        views: int | None = None,
+    ) -> list[Detection]:
+        """detect(), looking only inside `windows`: boxes (x0, y0, x1, y1) of the network's
+        input, in whole 32-pixel blocks (see companion/vision/regions.py), that do not overlap.
+
+        Each window is cut from the whole image's input, so its pixels, and how they line up
+        with the network's strides, are those the whole search would see: a face well inside
+        scores the same.
+        """
+        batch, k = self.prepare(rgb, long_side)
+        out: list[Detection] = []
+        for x0, y0, x1, y1 in windows:
+            x1, y1 = min(x1, batch.shape[3]), min(y1, batch.shape[2])
+            if x1 <= x0 or y1 <= y0:
+                continue
+            part = np.ascontiguousarray(batch[:, :, y0:y1, x0:x1])
+            heat, size = self.session.run(None, {"image": part})
+            wh = (min(rgb.shape[1], x1 / k) - x0 / k, min(rgb.shape[0], y1 / k) - y0 / k)
+            window = self.all_views(Heatmap(part, heat[0, 0], size[0], k, wh), views)
+            dx, dy = x0 / k, y0 / k
+            out += [Detection((d.box[0] + dx, d.box[1] + dy, d.box[2] + dx, d.box[3] + dy), d.score)
+                    for d in self.detections(window)]
+        return out
+
     def heatmap(self, rgb: np.ndarray, long_side: int | None = None) -> Heatmap:
         """The upright view's heatmap alone: enough to tell how large the faces are."""
         batch, k = self.prepare(rgb, long_side)

@@ -13,8 +13,9 @@ from companion.dice import DiceSet, standard_set
 from companion.vision.crops import box_crop
 from companion.vision.decoder import MAX_DICE, DecodeSettings, decode
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
-from companion.vision.models import Detection, Models, ReaderLogits, load_models, softmax
+from companion.vision.models import Detection, DetectorModel, Models, ReaderLogits, load_models, softmax
 from companion.vision.reading import DieReading, Reading
+from companion.vision.regions import Box, faint_regions, input_windows
 
 # A reading is also flagged when the detector, or the reader's face head, is unsure the box
 # is a die's top face.
@@ -57,17 +58,28 @@ def find_faces(work: WorkImage, models: Models) -> tuple[WorkImage, list[Detecti
     it is searched again in the sharper copy kept at loading (up to MAX_ZOOM times the working
     size) with a proportionally larger detector input: the faces then have their usual size
     in both models. The size is told from the upright view alone, so a photo searched again
-    does not pay for the mirror views of the first search.
+    does not pay for the mirror views of the first search, and the second search covers only
+    the ground around what the first saw (companion/vision/regions.py).
     """
     detector = models.detector
     upright = detector.heatmap(work.rgb)  # one view tells the faces' size; the others may not be needed
-    zoom = _zoom(detector.detections(upright))
+    first = detector.detections(upright)
+    zoom = _zoom(first)
     if zoom > 1.0:
         sharper = load_detail(work, round(work.long_side * zoom))
         if sharper is not work:
-            long_side = round(detector.input_long_side * sharper.long_side / work.long_side)
-            return sharper, _surest(detector.detect(sharper.rgb, long_side, ZOOMED_VIEWS or None))
+            regions = faint_regions(upright, detector.stride, _typical_face(first) or USUAL_FACE_PX / MAX_ZOOM)
+            return sharper, _surest(_search_regions(detector, sharper, work, regions))
     return work, _surest(detector.detections(detector.all_views(upright)))
+
+
+def _search_regions(detector: DetectorModel, sharper: WorkImage, work: WorkImage, regions: list[Box]) -> list[Detection]:
+    """Detect in the regions (working-image pixels) of the sharper copy, whose pixels go in at
+    the working image's input scale: its faces, larger by the zoom, are then as large in the
+    input as the models are used to. Boxes in the sharper copy's pixels."""
+    long_side = round(detector.input_long_side * sharper.long_side / work.long_side)
+    windows = input_windows(regions, long_side / work.long_side)  # input pixels per working pixel
+    return detector.detect_in_windows(sharper.rgb, windows, long_side, ZOOMED_VIEWS or None)
 
 
 def _surest(detections: list[Detection]) -> list[Detection]:
@@ -78,10 +90,17 @@ def _zoom(detections: list[Detection]) -> float:
     """How much sharper the image should be for faces of the size the models know (1: as it is)."""
     if not ZOOM_SMALL_FACES:
         return 1.0
-    if not detections:
+    typical = _typical_face(detections)
+    if typical is None:
         return MAX_ZOOM
-    typical = float(np.median([max(d.box[2] - d.box[0], d.box[3] - d.box[1]) for d in detections]))
     return 1.0 if typical >= SMALL_FACE_PX else min(MAX_ZOOM, USUAL_FACE_PX / max(typical, 1.0))
+
+
+def _typical_face(detections: list[Detection]) -> float | None:
+    """The median face's longer side, in the pixels of the image searched (None: no faces)."""
+    if not detections:
+        return None
+    return float(np.median([max(d.box[2] - d.box[0], d.box[3] - d.box[1]) for d in detections]))
 
 
 def read_boxes(work: WorkImage, detections: list[Detection], models: Models) -> ReaderLogits:

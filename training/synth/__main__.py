@@ -29,13 +29,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--phone-far", action="store_true",
                         help="12 MP phone photos taken from sitting or standing height: dice faces of "
                              f"{FAR_FACE_PX[0]:.0f}-{FAR_FACE_PX[1]:.0f} px, a quarter of that in the 960-px working image")
+    parser.add_argument("--phone-face-px", type=float, nargs=2, metavar=("LO", "HI"),
+                        help="12 MP phone photos like --phone-far, with dice faces of LO-HI px instead")
     args = parser.parse_args(argv)
     if args.count < 0:
         parser.error("--count must be >= 0")
     seed = DEFAULT_SEEDS[args.split] if args.seed is None else args.seed
     start = time.time()
-    opts = (SceneOptions(size=PHONE, face_px_range=FAR_FACE_PX, blur_scale=FAR_BLUR_SCALE)
-            if args.phone_far else SceneOptions())
+    face_px = tuple(args.phone_face_px) if args.phone_face_px else FAR_FACE_PX if args.phone_far else None
+    if face_px and not 0 < face_px[0] <= face_px[1]:
+        parser.error("--phone-face-px wants 0 < LO <= HI")
+    opts = SceneOptions(size=PHONE, face_px_range=face_px, blur_scale=FAR_BLUR_SCALE) if face_px else SceneOptions()
     made = write_dataset(args.out, args.count, seed, args.split, max(1, args.workers), opts=opts)
     elapsed = time.time() - start
     rate = made / elapsed if elapsed > 0 else 0.0

@@ -1,0 +1,77 @@
+"""The second search's regions: around the first search's faint responses, in whole blocks."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from companion.vision import regions
+from companion.vision.image_io import load_work_image
+from companion.vision.models import Heatmap, load_models, models_present
+from companion.vision.pipeline import MAX_ZOOM, find_faces
+from companion.vision.regions import faint_regions, input_windows
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
+STRIDE = 4
+
+
+def _heatmap(heat: np.ndarray, scale: float = 0.5) -> Heatmap:
+    """A first-search heatmap of a working image of heat's size x stride / scale pixels."""
+    h, w = heat.shape
+    return Heatmap(np.zeros((1, 3, h * STRIDE, w * STRIDE), np.float32), heat, np.zeros((4, h, w)), scale,
+                   (int(w * STRIDE / scale), int(h * STRIDE / scale)))
+
+
+def test_two_far_apart_faint_spots_give_two_small_regions_around_them():
+    heat = np.zeros((60, 80))
+    heat[10, 10] = 0.2  # a weak die, top left (working pixels 80, 80)
+    heat[50, 70] = 0.9  # a sure one, bottom right (560, 400)
+    boxes = faint_regions(_heatmap(heat), STRIDE, face_px=20.0)
+    assert len(boxes) == 2
+    for x, y in ((80, 80), (560, 400)):
+        assert sum(b[0] + 40 <= x <= b[2] - 40 and b[1] + 40 <= y <= b[3] - 40 for b in boxes) == 1
+    assert sum((b[2] - b[0]) * (b[3] - b[1]) for b in boxes) < 0.1 * 640 * 480
+
+
+def test_near_spots_share_one_region_and_scattered_ones_mean_the_whole_photo():
+    heat = np.zeros((60, 80))
+    heat[10, 10] = heat[10, 16] = 0.3
+    assert len(faint_regions(_heatmap(heat), STRIDE, face_px=20.0)) == 1
+    heat[::12, ::12] = 0.3
+    assert faint_regions(_heatmap(heat), STRIDE, face_px=20.0) == [(0, 0, 640, 480)]
+
+
+def test_nothing_faint_means_the_whole_photo(monkeypatch):
+    assert faint_regions(_heatmap(np.zeros((60, 80))), STRIDE, 20.0) == [(0, 0, 640, 480)]
+    heat = np.zeros((60, 80))
+    heat[10, 10] = 0.9
+    monkeypatch.setattr(regions, "FAINT_HEAT", 0.0)  # switched off: always the whole photo
+    assert faint_regions(_heatmap(heat), STRIDE, 20.0) == [(0, 0, 640, 480)]
+
+
+def test_windows_are_whole_blocks_and_never_overlap():
+    windows = input_windows([(10, 10, 50, 50), (60, 10, 100, 50), (300, 300, 340, 330)], k=0.9)
+    assert windows == [(0, 0, 96, 64), (256, 256, 320, 320)]  # the first two met in one block
+    assert all(v % 32 == 0 for w in windows for v in w)
+
+
+@pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
+def test_searching_the_regions_finds_what_searching_the_whole_sharper_copy_finds(monkeypatch):
+    monkeypatch.setattr(regions, "FAINT_HEAT", 0.05)
+    models = load_models()
+    detector = models.detector
+    work = load_work_image(SAMPLES / "s12_far_phone.jpg")  # small dice: searched again
+    sharper, found = find_faces(work, models)
+    assert sharper.long_side == round(work.long_side * MAX_ZOOM) and len(found) >= 8
+    upright = detector.heatmap(work.rgb)
+    boxes = faint_regions(upright, detector.stride, 20.0)
+    area = sum((b[2] - b[0]) * (b[3] - b[1]) for b in boxes)
+    assert area < 0.6 * work.rgb.shape[0] * work.rgb.shape[1]  # a real saving on this photo
+    monkeypatch.setattr(regions, "FAINT_HEAT", 0.0)
+    _, everywhere = find_faces(work, models)
+    # the same faces, scored as the whole search scores them (up to the network's view of
+    # the ground beyond a window, which it sees as padding)
+    assert len(found) == len(everywhere)
+    for d in everywhere:
+        twin = min(found, key=lambda f: np.abs(np.subtract(f.box, d.box)).max())
+        assert np.abs(np.subtract(twin.box, d.box)).max() < 1.0 and abs(twin.score - d.score) < 0.02
