@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import cv2
 import pytest
 
 from companion.dice import parse_face
@@ -73,3 +74,13 @@ def test_evaluate_script_on_the_samples_with_the_real_models(tmp_path, capsys, w
         assert "first misreadings (1 in all)" in capsys.readouterr().out
     else:
         assert figures["photos_all_right"] == 1.0
+
+
+def test_misread_faces_are_drawn_into_a_sheet(tmp_path):
+    (tmp_path / "data").mkdir()
+    data = _labelled_copy(tmp_path / "data", 1, wrong_label=True)
+    sheet = tmp_path / "misreads.jpg"
+    assert main(["--data", str(data), "--misreads", str(sheet)]) == 0
+    image = cv2.imread(str(sheet))
+    assert image.shape == (128, 128 * 8, 3)  # one face, one row of the sheet
+    assert image[20:, :128].std() > 10 and image[:, 136:].max() < 16  # a face, then blank tiles

@@ -28,6 +28,7 @@ from companion.vision.image_io import load_work_image
 from companion.vision.models import load_models
 from companion.vision.pipeline import analyse
 from training.common import LabelledImage, read_dataset
+from training.misreads import misread_sheet
 
 IOU_MIN = 0.5
 
@@ -44,6 +45,7 @@ class Match:
     uncertain: bool = False
     value_logits: np.ndarray | None = None
     color_logits: np.ndarray | None = None
+    truth_box: tuple[float, float, float, float] | None = None  # full-size photo pixels
 
     @property
     def right(self) -> bool:
@@ -99,10 +101,11 @@ def evaluate_image(image: LabelledImage, models) -> ImageResult:
         if truths[j].ignored:
             continue  # a face mostly cut by the frame: reading it is neither right nor wrong
         matches[j] = Match(Face(truths[j].value, truths[j].color), truths[j].die, reading.face, reading.die,
-                           reading.confidence, reading.uncertain, result.value_logits[i], result.color_logits[i])
+                           reading.confidence, reading.uncertain, result.value_logits[i], result.color_logits[i],
+                           truths[j].box)
     for j, t in enumerate(truths):
         if not t.ignored:
-            out.matches.append(matches.get(j) or Match(Face(t.value, t.color), t.die))
+            out.matches.append(matches.get(j) or Match(Face(t.value, t.color), t.die, truth_box=t.box))
     return out
 
 
@@ -247,6 +250,7 @@ def main(argv=None) -> int:
     ap.add_argument("--models", help="models folder (default: the repo's models/)")
     ap.add_argument("--limit", type=int, default=0, help="only the first N photos")
     ap.add_argument("--json", help="also write the figures to this JSON file")
+    ap.add_argument("--misreads", help="also draw the first misread faces, truth > reading, into this image")
     args = ap.parse_args(argv)
     models = load_models(Path(args.models) if args.models else None)
     images = read_dataset(args.data)
@@ -257,6 +261,8 @@ def main(argv=None) -> int:
     figures = report(results)
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1))
+    if args.misreads:
+        misread_sheet(results, Path(args.misreads))
     return 0
 
 
