@@ -62,7 +62,7 @@ def test_searching_the_regions_finds_what_searching_the_whole_sharper_copy_finds
     detector = models.detector
     work = load_work_image(SAMPLES / "s12_far_phone.jpg")  # small dice: searched again
     sharper, found = find_faces(work, models)
-    assert sharper.long_side == round(work.long_side * MAX_ZOOM) and len(found) >= 8
+    assert work.long_side * 1.5 < sharper.long_side <= round(work.long_side * MAX_ZOOM) and len(found) >= 8
     upright = detector.heatmap(work.rgb)
     boxes = faint_regions(upright, detector.stride, 20.0)
     area = sum((b[2] - b[0]) * (b[3] - b[1]) for b in boxes)

@@ -2,7 +2,8 @@
 
 The second search runs the detector on a copy up to twice as sharp, four times the pixels of
 the first. Dice the first search missed still leave a faint response in its heatmap, so the
-second one need only cover the ground around such responses. On the 117 far calibration
+second one need only cover the ground around such responses. (When the first search found
+no face at all, it is no guide, and the whole photo is searched.) On the 117 far calibration
 photos (data/far_calib) searched again, that is a quarter of the frame on the median, and
 on those photos it reads every die as the whole search does.
 """
