@@ -86,4 +86,3 @@ def test_closely_framed_dice_are_not_searched_again():
     work = load_work_image(SAMPLES / "s00_white_10.jpg")
     same, detections = find_faces(work, models)
     assert same is work and _found(_label("s00_white_10.jpg"), work, detections) == 10
-

@@ -66,7 +66,7 @@ class ImageResult:
     @property
     def nothing_silently_wrong(self) -> bool:
         """Every die found, nothing extra, and each misread die flagged: the player need only
-        check the dice the scorepad marks, so a photo like this costs at most a tap or two."""
+        check the dice the scorepad marks."""
         return self.false_positives == 0 and all(
             m.pred is not None and (m.right or m.uncertain) for m in self.matches)
 

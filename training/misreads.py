@@ -21,8 +21,10 @@ def misread_sheet(results, path: Path, limit: int = 48) -> int:
     how many were drawn (no file when none)."""
     tiles = []
     for result in results:
+        if len(tiles) >= limit:
+            break
         wrong = [m for m in result.matches if m.pred is not None and not m.right and m.truth_box is not None]
-        if not wrong or len(tiles) >= limit:
+        if not wrong:
             continue
         work = load_work_image(result.image.path)
         for m in wrong[: limit - len(tiles)]:
