@@ -41,10 +41,12 @@ def test_near_spots_share_one_region_and_scattered_ones_mean_the_whole_photo():
     assert faint_regions(_heatmap(heat), STRIDE, face_px=20.0) == [(0, 0, 640, 480)]
 
 
-def test_nothing_faint_means_the_whole_photo(monkeypatch):
+def test_nothing_faint_or_no_face_found_means_the_whole_photo(monkeypatch):
     assert faint_regions(_heatmap(np.zeros((60, 80))), STRIDE, 20.0) == [(0, 0, 640, 480)]
     heat = np.zeros((60, 80))
     heat[10, 10] = 0.9
+    assert len(faint_regions(_heatmap(heat), STRIDE, 20.0)) == 1
+    assert faint_regions(_heatmap(heat), STRIDE, None) == [(0, 0, 640, 480)]
     monkeypatch.setattr(regions, "FAINT_HEAT", 0.0)  # switched off: always the whole photo
     assert faint_regions(_heatmap(heat), STRIDE, 20.0) == [(0, 0, 640, 480)]
 

@@ -15,7 +15,7 @@ from companion.vision.decoder import MAX_DICE, DecodeSettings, decode
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
 from companion.vision.models import Detection, DetectorModel, Models, ReaderLogits, load_models, softmax
 from companion.vision.reading import DieReading, Reading
-from companion.vision.regions import Box, faint_regions, input_windows, whole_photo
+from companion.vision.regions import Box, faint_regions, input_windows
 
 # A reading is also flagged when the detector, or the reader's face head, is unsure the box
 # is a die's top face.
@@ -68,8 +68,7 @@ def find_faces(work: WorkImage, models: Models) -> tuple[WorkImage, list[Detecti
     if zoom > 1.0:
         sharper = load_detail(work, round(work.long_side * zoom))
         if sharper is not work:
-            # with no face found, the first search is no guide to where the dice are
-            regions = faint_regions(upright, detector.stride, _typical_face(first)) if first else whole_photo(upright)
+            regions = faint_regions(upright, detector.stride, _typical_face(first))
             return sharper, _surest(_search_regions(detector, sharper, work, regions))
     return work, _surest(detector.detections(detector.all_views(upright)))
 

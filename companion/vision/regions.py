@@ -33,12 +33,13 @@ def whole_photo(upright: Heatmap) -> list[Box]:
     return [(0, 0, w, h)]
 
 
-def faint_regions(upright: Heatmap, stride: int, face_px: float) -> list[Box]:
+def faint_regions(upright: Heatmap, stride: int, face_px: float | None) -> list[Box]:
     """The ground around every faint response of the first search (working-image pixels), in
     boxes that neither overlap nor touch, so that no die is seen twice; the whole photo when
-    that is nearly all of it or nothing responded at all."""
+    that is nearly all of it, or when the first search found no face (face_px None: its
+    heatmap is then no guide to where the dice are)."""
     warm = upright.total / upright.views >= FAINT_HEAT
-    if FAINT_HEAT <= 0 or not warm.any():
+    if FAINT_HEAT <= 0 or face_px is None or not warm.any():
         return whole_photo(upright)
     cell = stride / upright.scale
     reach = max(1, int(np.ceil(REGION_MARGIN * face_px / cell)))
