@@ -466,6 +466,9 @@ def training_parser(doc: str | None, *, name: str, epochs: int, batch: int) -> a
     ap.add_argument("--epoch-steps", type=int, default=0, help="steps per epoch (default: one pass over the data)")
     ap.add_argument("--minutes", type=float, default=0,
                     help="train for this much time instead of --epochs (the learning rate decays over it)")
+    ap.add_argument("--faults", type=float, default=0.0, metavar="SHARE",
+                    help="give this share of the inputs one camera fault the generator does not make "
+                         "(training/faults.py), at a random strength (default 0)")
     return ap
 
 

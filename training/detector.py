@@ -22,6 +22,7 @@ import numpy as np
 from training.common import (
     DET_LONG_SIDE, DET_STRIDE, Cache, build_detector, count_params, export_onnx, LrPlan, init_weights, load_checkpoint, save_checkpoint, start_run, training_parser,
 )
+from training.faults import random_fault
 
 THRESHOLD = 0.3  # heatmap peak threshold used at run time (written into the ONNX metadata)
 
@@ -39,7 +40,8 @@ def _rot90(img: np.ndarray, boxes: np.ndarray, k: int) -> tuple[np.ndarray, np.n
     return img, boxes
 
 
-def augment(img: np.ndarray, boxes: np.ndarray, rng: np.random.Generator, crop: int) -> tuple[np.ndarray, np.ndarray]:
+def augment(img: np.ndarray, boxes: np.ndarray, rng: np.random.Generator, crop: int,
+            fault_share: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     s = math.exp(rng.uniform(math.log(0.6), math.log(1.6)))
     h, w = img.shape[:2]
     img = cv2.resize(img, (max(8, round(w * s)), max(8, round(h * s))),
@@ -61,7 +63,10 @@ def augment(img: np.ndarray, boxes: np.ndarray, rng: np.random.Generator, crop: 
     out[sy0 - oy: sy1 - oy, sx0 - ox: sx1 - ox] = img[sy0:sy1, sx0:sx1]
     boxes[:, [0, 2]] -= ox
     boxes[:, [1, 3]] -= oy
-    return _photometric(out, rng), boxes
+    out = _photometric(out, rng)
+    if fault_share and rng.random() < fault_share:
+        out = random_fault(out, rng)
+    return out, boxes
 
 
 def _photometric(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -108,11 +113,11 @@ def make_targets(boxes: np.ndarray, size: int) -> tuple[np.ndarray, ...]:
     return heat, ignore, reg, reg_mask
 
 
-def make_batch(cache: Cache, idx: np.ndarray, rng: np.random.Generator, crop: int):
+def make_batch(cache: Cache, idx: np.ndarray, rng: np.random.Generator, crop: int, fault_share: float = 0.0):
     imgs, heats, ignores, regs, masks = [], [], [], [], []
     for i in idx:
         w, h = cache.det_sizes[i]
-        img, boxes = augment(np.asarray(cache.det_images[i, :h, :w]), cache.det_boxes[i], rng, crop)
+        img, boxes = augment(np.asarray(cache.det_images[i, :h, :w]), cache.det_boxes[i], rng, crop, fault_share)
         heat, ignore, reg, mask = make_targets(boxes, crop)
         imgs.append(img.transpose(2, 0, 1))
         heats.append(heat)
@@ -224,7 +229,8 @@ def main(argv=None) -> int:
                 break
             t_step = time.time()
             plan.apply(opt)
-            x, heat, ignore, reg, mask = make_batch(train, order[s * args.batch:(s + 1) * args.batch], rng, args.crop)
+            x, heat, ignore, reg, mask = make_batch(train, order[s * args.batch:(s + 1) * args.batch], rng, args.crop,
+                                                 args.faults)
             hp, sp = model(torch.from_numpy(x))
             loss, f, r = detector_loss(torch, hp, sp, *(torch.from_numpy(a) for a in (heat, ignore, reg, mask)))
             opt.zero_grad(set_to_none=True)

@@ -28,6 +28,7 @@ from companion.vision.crops import READER_CONTEXT, READER_SIZE
 from training.common import (
     PRECROP_CONTEXT, READER_WIDTHS, Cache, LrPlan, build_reader, count_params, export_onnx, init_weights, load_checkpoint, save_checkpoint, start_run, training_parser,
 )
+from training.faults import random_fault
 
 
 def random_views(torch, pre: "torch.Tensor", gen: "torch.Generator", jitter: bool = True):
@@ -74,6 +75,18 @@ def photometric(torch, x: "torch.Tensor", gen: "torch.Generator") -> "torch.Tens
     noisy = (torch.rand(b, generator=gen) < 0.35).float()[:, None, None, None]
     x = x + noisy * torch.randn(x.shape, generator=gen) * u(2, 9, 1, 1, 1)
     return x.clamp(0, 255)
+
+
+def with_faults(torch, x: "torch.Tensor", share: float, rng: np.random.Generator) -> "torch.Tensor":
+    """Give about `share` of the crops one random camera fault (training/faults.py)."""
+    hit = np.flatnonzero(rng.random(len(x)) < share)
+    if len(hit) == 0:
+        return x
+    x = x.clone()
+    for i in hit:
+        rgb = x[i].permute(1, 2, 0).round().clamp(0, 255).to(torch.uint8).numpy()
+        x[i] = torch.from_numpy(random_fault(np.ascontiguousarray(rgb), rng)).permute(2, 0, 1).float()
+    return x
 
 
 NEGATIVE_SHARE = 4  # one negative crop per this many faces in a batch
@@ -159,6 +172,8 @@ def main(argv=None) -> int:
                 pre = np.concatenate([pre, negatives[neg]])
             pre = torch.from_numpy(pre).permute(0, 3, 1, 2).float()
             x = photometric(torch, random_views(torch, pre, gen), gen)
+            if args.faults:
+                x = with_faults(torch, x, args.faults, rng)
             out = model(x)
             k = len(idx)
             v, c = out[0][:k], out[1][:k]
