@@ -7,8 +7,8 @@ import pytest
 
 from companion.vision import regions
 from companion.vision.image_io import load_work_image
-from companion.vision.models import Heatmap, load_models, models_present
-from companion.vision.pipeline import MAX_ZOOM, _typical_face, find_faces
+from companion.vision.models import Heatmap, _iou, load_models, models_present
+from companion.vision.pipeline import MAX_ZOOM, _typical_face, analyse, find_faces
 from companion.vision.regions import faint_regions, input_windows
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
@@ -73,9 +73,22 @@ def test_searching_the_regions_finds_what_searching_the_whole_sharper_copy_finds
     assert area < 0.6 * work.rgb.shape[0] * work.rgb.shape[1]
     monkeypatch.setattr(regions, "FAINT_HEAT", 0.0)
     _, everywhere = find_faces(work, models)
-    # the same faces, scored as the whole search scores them (up to the network's view of
-    # the ground beyond a window, which it sees as padding)
+    # the same faces, scored about as the whole search scores them: a face near a window's
+    # edge sees padding where the whole search sees ground, which can move its box by a few
+    # pixels (2.6 px of a 40-px face here with the stage-6 detector)
     assert len(found) == len(everywhere)
     for d in everywhere:
-        twin = min(found, key=lambda f: np.abs(np.subtract(f.box, d.box)).max())
-        assert np.abs(np.subtract(twin.box, d.box)).max() < 1.0 and abs(twin.score - d.score) < 0.02
+        iou = _iou(np.asarray(d.box), np.asarray([f.box for f in found]))
+        twin = found[int(iou.argmax())]
+        assert iou.max() > 0.8 and abs(twin.score - d.score) < 0.05
+    # and the photo reads the same both ways: the same faces and dice, about equally sure
+    monkeypatch.setattr(regions, "FAINT_HEAT", 0.05)
+    by_regions = _readings(work, models)
+    monkeypatch.setattr(regions, "FAINT_HEAT", 0.0)
+    whole = _readings(work, models)
+    assert [r[:2] for r in by_regions] == [r[:2] for r in whole]
+    assert np.allclose([r[2] for r in by_regions], [r[2] for r in whole], atol=0.01)
+
+
+def _readings(work, models) -> list:
+    return sorted((str(d.face), d.die, d.confidence) for d in analyse(work, models).dice)
