@@ -45,8 +45,8 @@ def test_motion_blur_smears_without_changing_the_light():
 
 
 def test_a_stress_set_holds_each_fault_of_each_photo_with_the_same_labels(tmp_path):
-    faults = {name: FAULTS[name] for name in ("none", "jpeg_q25", "messaging_app")}
-    assert make_stress_set(SAMPLES, tmp_path, limit=2, faults=faults) == 6
+    versions = {name: FAULTS[name] for name in ("none", "jpeg_q25", "messaging_app")}
+    assert make_stress_set(SAMPLES, tmp_path, limit=2, versions=versions) == 6
     source = [json.loads(line) for line in (SAMPLES / "labels.jsonl").read_text().splitlines()[:2]]
     lines = [json.loads(line) for line in (tmp_path / "labels.jsonl").read_text().splitlines()]
     assert [line["conditions"]["stress"] for line in lines] == ["none", "jpeg_q25", "messaging_app"] * 2

@@ -44,8 +44,8 @@ FAULTS: dict[str, Fault] = {
 }
 
 
-def make_stress_set(src: Path, out: Path, limit: int, faults: dict[str, Fault] = FAULTS) -> int:
-    """Write every fault of the first `limit` photos of `src` into `out`; returns photos written."""
+def make_stress_set(src: Path, out: Path, limit: int, versions: dict[str, Fault] = FAULTS) -> int:
+    """Write every version (fault) of the first `limit` photos of `src` into `out`; returns photos written."""
     (out / "images").mkdir(parents=True, exist_ok=True)
     lines = [json.loads(line) for line in (src / "labels.jsonl").read_text().splitlines() if line.strip()]
     written = 0
@@ -53,7 +53,7 @@ def make_stress_set(src: Path, out: Path, limit: int, faults: dict[str, Fault] =
         for i, label in enumerate(lines[:limit] if limit else lines):
             bgr = cv2.imread(str(src / label["image"]), cv2.IMREAD_COLOR)
             rgb = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
-            for name, fault in faults.items():
+            for name, fault in versions.items():
                 image = f"images/{i:06d}_{name}.jpg"
                 faulty = cv2.cvtColor(fault(rgb), cv2.COLOR_RGB2BGR)
                 cv2.imwrite(str(out / image), faulty, [cv2.IMWRITE_JPEG_QUALITY, 92])
