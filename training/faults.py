@@ -12,6 +12,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from training.synth.dataset import encode_jpeg
+
 
 def _clip(x: np.ndarray) -> np.ndarray:
     return np.clip(x, 0, 255).astype(np.uint8)
@@ -46,7 +48,8 @@ def sharpen(rgb: np.ndarray, amount: float, sigma: float = 2.0) -> np.ndarray:
 
 
 def jpeg(rgb: np.ndarray, quality: int) -> np.ndarray:
-    _, buf = cv2.imencode(".jpg", cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR), [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
+    """Compressed as the generator writes its photos, and decoded back."""
+    buf = np.frombuffer(encode_jpeg(rgb, quality), np.uint8)
     return cv2.cvtColor(cv2.imdecode(buf, cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)
 
 
