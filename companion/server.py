@@ -284,10 +284,14 @@ def _check_image(data: bytes) -> None:
     """Refuse what is plainly not an image before any model is loaded (reads the header only)."""
     from PIL import Image, UnidentifiedImageError
 
+    from companion.vision.reading import HEIC_ADVICE, is_heic
+
     try:
         with Image.open(io.BytesIO(data)) as image:
             image.size  # noqa: B018 - opening parsed the header; the size proves it
     except UnidentifiedImageError:
+        if is_heic(data[:12]):
+            raise ApiError(422, f"This is {HEIC_ADVICE}. Nothing was changed.") from None
         raise ApiError(422, "This file is not a photo (JPEG, PNG or WebP expected). Nothing was changed.") from None
     except Exception as exc:  # noqa: BLE001 - any header Pillow cannot parse is a broken image
         raise ApiError(422, f"This photo is broken and cannot be read ({exc}). Nothing was changed.") from None

@@ -242,6 +242,16 @@ def test_an_upload_that_is_not_an_image_is_refused_and_stores_nothing(client, ap
     assert client.get(f"/api/games/{game['id']}").json["seq"] == 0
 
 
+def test_an_heic_upload_says_how_to_send_a_jpeg_and_stores_nothing(client, app):
+    game = new_game(client)
+    heic = b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + bytes(64)
+    response = upload(client, game["id"], heic, "IMG_0001.HEIC")
+    assert response.status_code == 422
+    assert "HEIC" in response.json["error"] and "JPEG" in response.json["error"]
+    with sqlite3.connect(app.extensions["companion"]["store"].path) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM photos").fetchone()[0] == 0
+
+
 def test_an_upload_over_25_mb_gets_a_clear_413(client):
     game = new_game(client)
     response = upload(client, game["id"], b"\xff\xd8\xff" + b"\0" * (MAX_UPLOAD + 10))

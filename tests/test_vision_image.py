@@ -124,6 +124,22 @@ def test_text_file_is_not_an_image(tmp_path):
         load_work_image(path)
 
 
+# The start of an iPhone HEIC photo: an ISO media "ftyp" box with the heic brand.
+HEIC_HEAD = b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + bytes(64)
+
+
+def test_an_heic_photo_is_named_with_what_to_do_instead(tmp_path):
+    path = tmp_path / "IMG_0001.HEIC"
+    path.write_bytes(HEIC_HEAD)
+    for source in (path, HEIC_HEAD):
+        with pytest.raises(ImageError, match="HEIC photo.*JPEG") as caught:
+            load_work_image(source)
+        assert "not an image (" not in str(caught.value)
+    # Other ISO media files (a video, say) stay plain "not an image".
+    with pytest.raises(ImageError, match=r"not an image \(JPEG"):
+        load_work_image(HEIC_HEAD.replace(b"ftypheic", b"ftypisom"))
+
+
 def test_truncated_jpeg_is_broken(tmp_path):
     data = _jpeg(_marked(800, 600))
     path = tmp_path / "cut.jpg"

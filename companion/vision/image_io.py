@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from companion.vision.reading import ImageError
+from companion.vision.reading import HEIC_ADVICE, ImageError, is_heic
 
 # The working image's long side: what the reader crops from and the detector shrinks.
 # 960 lets a 12 MP JPEG (4000 or 4032 px wide) decode at 1/4 scale and 48 MP at 1/8.
@@ -98,6 +98,8 @@ def _open(source: bytes | str | os.PathLike) -> Image.Image:
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             image = Image.open(stream)
     except UnidentifiedImageError:
+        if is_heic(_head(stream)):
+            raise ImageError(f"{name}: {HEIC_ADVICE}") from None
         raise ImageError(f"{name}: not an image (JPEG, PNG or WebP expected)") from None
     except Image.DecompressionBombError:
         raise ImageError(f"{name}: image too large to decode safely") from None
@@ -113,6 +115,13 @@ def _open(source: bytes | str | os.PathLike) -> Image.Image:
             f"safely (limit {MAX_PIXELS / 1e6:.0f} MP)"
         )
     return image
+
+
+def _head(stream: io.BytesIO | str) -> bytes:
+    if isinstance(stream, io.BytesIO):
+        return stream.getvalue()[:12]
+    with open(stream, "rb") as file:
+        return file.read(12)
 
 
 def _orientation(image: Image.Image) -> int:

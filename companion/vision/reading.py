@@ -11,6 +11,18 @@ class ImageError(ValueError):
     """The input is not an image we can read: not an image, broken, or too large to decode safely."""
 
 
+# The HEIF brands of HEVC-coded photos: an iPhone's default "High Efficiency" format. Pillow has
+# no HEVC decoder, so such a photo is named in the error instead of being called "not an image".
+_HEIC_BRANDS = frozenset({b"heic", b"heix", b"heim", b"heis", b"hevc", b"hevx", b"mif1", b"msf1"})
+HEIC_ADVICE = ("an HEIC photo, which is not read: send it as JPEG "
+               "(on an iPhone: Settings > Camera > Formats > Most Compatible)")
+
+
+def is_heic(header: bytes) -> bool:
+    """True when the data starts like an HEIC/HEIF photo (an ISO media "ftyp" box, HEIF brand)."""
+    return header[4:8] == b"ftyp" and header[8:12] in _HEIC_BRANDS
+
+
 Box = tuple[float, float, float, float]
 Polygon = tuple[tuple[float, float], ...]
 

@@ -35,6 +35,10 @@ async function call(method, url, body, isForm = false) {
   return data;
 }
 
+// The photo types the reader decodes. Listed rather than "image/*" so that a Mac's Safari
+// converts an HEIC photo to JPEG as it uploads (an iPhone converts whatever we ask).
+export const PHOTO_TYPES = "image/jpeg,image/png,image/webp";
+
 export const api = {
   info: () => call("GET", "/api/info"),
   games: () => call("GET", "/api/games"),

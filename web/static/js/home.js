@@ -1,6 +1,6 @@
 // The start screen: new game (players, mode, house rules, who starts) and the saved games.
 
-import { api } from "./api.js";
+import { api, PHOTO_TYPES } from "./api.js";
 import { esc, toast } from "./dom.js";
 
 export async function renderHome(root) {
@@ -26,7 +26,7 @@ export async function renderHome(root) {
           <div class="roll" id="roll" hidden>
             <p class="hint">Enter each player's high die (5–10), or take one photo of all the dice, laid out left to right in seating order.</p>
             <div id="rolls"></div>
-            <label class="btn"><input type="file" accept="image/*" capture="environment" id="roll-photo" hidden> Photo of the dice</label>
+            <label class="btn"><input type="file" accept="${PHOTO_TYPES}" capture="environment" id="roll-photo" hidden> Photo of the dice</label>
             <p class="roll-result" id="roll-result" role="status"></p>
           </div>
         </fieldset>

@@ -3,7 +3,7 @@
 // and the scorepad beside it, kept live by server-sent events.
 
 import { RollAdvisor } from "./advice.js";
-import { api } from "./api.js";
+import { api, PHOTO_TYPES } from "./api.js";
 import { chipHtml, describe } from "./dice.js";
 import { debounce, esc, toast } from "./dom.js";
 import { pickDie } from "./picker.js";
@@ -406,7 +406,7 @@ function layout() {
       <div id="turn-controls">
         <div class="photo-actions">
           <label class="btn primary big" id="take-photo">
-            <input type="file" accept="image/*" capture="environment" id="photo-input" class="visually-hidden">
+            <input type="file" accept="${PHOTO_TYPES}" capture="environment" id="photo-input" class="visually-hidden">
             Take photo
           </label>
           <button type="button" class="btn big" id="camera-open">Live camera</button>
