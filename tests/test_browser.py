@@ -153,6 +153,12 @@ def test_a_photo_is_read_outlined_and_corrected_by_tapping(page):
     expect(chips.first).to_be_visible()
     count = chips.count()
     expect(page.locator("#overlay .die-outline")).to_have_count(count)
+    assert count == 10  # the first sample shows the whole set
+    expect(page.locator("#count-note")).to_be_hidden()
+    chips.last.click()
+    page.click("#picker [data-act=remove]")
+    expect(chips).to_have_count(9)
+    expect(page.locator("#count-note")).to_contain_text("9 of 10 dice: if one was missed")
     first = chips.first.get_attribute("data-token")
     new = "Wg" if first != "Wg" else "Wr"
     chips.first.click()

@@ -148,6 +148,13 @@ class TurnView {
     const uncertain = d.dice.filter((x) => x.uncertain).length;
     this.$("#uncertain-note").hidden = uncertain === 0;
     this.$("#uncertain-note").textContent = `${uncertain} ${uncertain === 1 ? "die is" : "dice are"} uncertain: tap to check.`;
+    // A die the reader missed carries no flag of its own, so after a photo say when dice are
+    // short of the set: the final dice of a turn are all ten.
+    const missing = d.photo ? MAX_DICE - d.dice.length : 0;
+    this.$("#count-note").hidden = missing <= 0;
+    this.$("#count-note").textContent = missing === 1
+      ? `${d.dice.length} of ${MAX_DICE} dice: if one was missed or is out of the photo, add it with +.`
+      : `${d.dice.length} of ${MAX_DICE} dice: if some were missed or are out of the photo, add them with +.`;
     this.$("#clear").disabled = d.dice.length === 0 && !d.photo;
     this.drawPhoto();
     this.drawEvaluation();
@@ -425,6 +432,7 @@ function layout() {
         </figure>
         <h2 class="sub">Dice <span class="muted">(tap one to correct it)</span></h2>
         <p class="uncertain-note" id="uncertain-note" hidden></p>
+        <p class="uncertain-note" id="count-note" hidden></p>
         <div class="dice-row">
           <div class="dice" id="dice" aria-label="The dice of this attempt"></div>
           <button type="button" class="chip add" id="add-die" aria-label="Add a die by hand">+</button>
