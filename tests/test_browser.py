@@ -184,3 +184,29 @@ def test_lan_mode_page_works_after_joining_with_the_code(browser, server_factory
         expect(page.locator("#current-player")).to_have_text("Ann")
         expect(page.locator("#live")).to_be_visible()  # the event stream got in with the cookie too
         context.close()
+
+
+def test_an_answer_for_dice_since_changed_is_dropped(page):
+    """The server's verdict for the old dice must not be drawn over the new ones."""
+    page.clock.install()  # time runs as usual until paused below
+    create_game(page)
+    for token in ["7b", "7r", "3o", "7g"]:
+        add_die(page, token)
+    expect(page.locator("#verdict")).to_be_visible()
+    held = []
+    page.route("**/api/evaluate", lambda route: route.continue_() if held else held.append(route))
+    add_die(page, "3r")  # its evaluation is held back; its set of 7s uses the 4th die
+    for _ in range(50):
+        if held:
+            break
+        page.wait_for_timeout(100)
+    assert len(held) == 1
+    page.clock.pause_at(page.evaluate("Date.now()") + 60_000)  # the next evaluation waits
+    page.locator("#dice .chip").nth(3).click()  # remove the 7g
+    page.click("#picker [data-act=remove]")
+    expect(page.locator("#dice .chip")).to_have_count(4)
+    held[0].continue_()  # the old answer arrives before the new one is asked
+    page.wait_for_timeout(500)
+    expect(page.locator("#evaluation")).to_have_class("evaluation pending")
+    page.clock.resume()
+    expect(page.locator("#verdict")).to_contain_text("not complete")

@@ -251,7 +251,9 @@ class TurnView {
   }
 
   changed() {
-    // Until the server answers, the old verdict must not be confirmed.
+    // Until the server answers, the old verdict must not be confirmed; an answer already on
+    // its way is for the old dice (its groups may name a die just removed), so it is dropped.
+    this.evalSerial++;
     this.evaluation = { pending: true };
     this.drawDraft();
     this.evaluateSoon();
