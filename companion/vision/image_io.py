@@ -118,10 +118,14 @@ def _open(source: bytes | str | os.PathLike) -> Image.Image:
 
 
 def _head(stream: io.BytesIO | str) -> bytes:
+    """The first bytes, enough to tell an HEIC photo (empty if the file cannot be read again)."""
     if isinstance(stream, io.BytesIO):
         return stream.getvalue()[:12]
-    with open(stream, "rb") as file:
-        return file.read(12)
+    try:
+        with open(stream, "rb") as file:
+            return file.read(12)
+    except OSError:
+        return b""
 
 
 def _orientation(image: Image.Image) -> int:
