@@ -196,6 +196,7 @@ def test_an_answer_for_dice_since_changed_is_dropped(page):
     held = []
     page.route("**/api/evaluate", lambda route: route.continue_() if held else held.append(route))
     add_die(page, "3r")  # its evaluation is held back; its set of 7s uses the 4th die
+    # wait for the route handler itself: the page's request event comes before it runs
     for _ in range(50):
         if held:
             break
