@@ -7,7 +7,7 @@ import json
 from typing import Any, Iterable
 
 from companion.advisor import advise
-from companion.cli.common import usage_error
+from companion.cli.common import add_house_rule_flags, house_rules, usage_error
 from companion.dice import TOKEN_HELP, parse_tokens
 from companion.rules import HouseRules
 from companion.rules.phases import PHASES
@@ -50,17 +50,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--rolls-left", metavar="K", help="rolls still to come: 2 after the first roll, 1 after the second, 0 at the end (required)"
     )
-    parser.add_argument(
-        "--natural-in-every-group",
-        action="store_true",
-        help="house rule: a group made only of wilds does not count",
-    )
+    add_house_rule_flags(parser)
     parser.add_argument("tokens", nargs="*", metavar="TOKEN", help="the 10 dice showing, e.g. 7b 10g Wr H3:7r")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    rules = HouseRules(natural_in_every_group=args.natural_in_every_group)
+    rules = house_rules(args)
     if args.phase is None or args.rolls_left is None:
         return usage_error("advise", "give --phase N, --rolls-left K and the 10 dice tokens (see companion advise --help)")
     try:

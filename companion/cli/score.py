@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any, Iterable, TextIO
 
-from companion.cli.common import usage_error
+from companion.cli.common import add_house_rule_flags, house_rules, usage_error
 from companion.dice import TOKEN_HELP, parse_tokens
 from companion.rules import HouseRules, evaluate
 from companion.rules.phases import PHASES
@@ -48,17 +48,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--phase", metavar="N", help="the phase, 1..10 (single-roll mode)")
     parser.add_argument("--jsonl", action="store_true", help="read {\"phase\", \"dice\"} lines on stdin")
-    parser.add_argument(
-        "--natural-in-every-group",
-        action="store_true",
-        help="house rule: a group made only of wilds does not count",
-    )
+    add_house_rule_flags(parser)
     parser.add_argument("tokens", nargs="*", metavar="TOKEN", help="the dice, e.g. 7b 10g Wr H3:7r")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    rules = HouseRules(natural_in_every_group=args.natural_in_every_group)
+    rules = house_rules(args)
     if args.jsonl:
         if args.phase is not None or args.tokens:
             return usage_error("score", "--jsonl reads the phase and dice from stdin: give no --phase and no tokens")
