@@ -1,0 +1,81 @@
+"""Join trained readers into one ONNX reader that averages their log-probabilities.
+
+    python -m training.ensemble runs/reader_s9/reader.onnx runs/reader_s10/reader.onnx --out models/reader.onnx
+
+Readers trained apart make partly different mistakes on hard faces (blurred, dark, steeply
+tilted); averaging their log-probabilities per head (value, colour, face) corrects some of
+them. The joined file takes the same input and gives the same outputs as each reader, so the
+run-time code does not know it holds several, and the calibration is fitted on it as on any
+reader. The readers must agree on the crop they read (input_size, context).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+# The crop each reader reads: readers that disagree on these cannot share one input.
+SHARED_META = ("input_size", "context")
+
+
+def join(paths: list[Path]):
+    """One ModelProto running every reader on the same crops, each head the mean log-softmax."""
+    import onnx
+    from onnx import compose, helper
+
+    readers = [onnx.load(str(p)) for p in paths]
+    first = readers[0]
+    inputs = [i.name for i in first.graph.input]
+    outputs = [o.name for o in first.graph.output]
+    metas = [{p.key: p.value for p in r.metadata_props} for r in readers]
+    for path, reader, meta in zip(paths, readers, metas):
+        if [i.name for i in reader.graph.input] != inputs or [o.name for o in reader.graph.output] != outputs:
+            raise ValueError(f"{path}: its inputs or outputs differ from {paths[0]}'s")
+        for key in SHARED_META:
+            if meta.get(key) != metas[0].get(key):
+                raise ValueError(f"{path}: {key} is {meta.get(key)!r}, {paths[0]} has {metas[0].get(key)!r}")
+    parts = [compose.add_prefix(r, f"r{k}_").graph for k, r in enumerate(readers)]
+    # every part reads the shared input under its own prefixed name
+    nodes = [helper.make_node("Identity", [name], [f"r{k}_{name}"]) for k in range(len(parts)) for name in inputs]
+    for part in parts:
+        nodes += part.node
+    for name in outputs:
+        logs = []
+        for k in range(len(parts)):
+            logs.append(f"r{k}_{name}_log")
+            nodes.append(helper.make_node("LogSoftmax", [f"r{k}_{name}"], [logs[-1]], axis=-1))
+        nodes.append(helper.make_node("Mean", logs, [name]))
+    graph = helper.make_graph(nodes, "reader_ensemble", list(first.graph.input), list(first.graph.output),
+                              [t for part in parts for t in part.initializer])
+    model = helper.make_model(graph, opset_imports=list(first.opset_import))
+    model.ir_version = first.ir_version
+    meta = {key: metas[0][key] for key in SHARED_META if key in metas[0]}
+    meta["ensemble"] = " ".join(str(p) for p in paths)
+    for key, value in meta.items():
+        entry = model.metadata_props.add()
+        entry.key, entry.value = key, value
+    onnx.checker.check_model(model)
+    return model
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("readers", nargs="+", type=Path, help="reader ONNX files made by training.reader")
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args(argv)
+    if len(args.readers) < 2:
+        ap.error("an ensemble needs at least two readers")
+    import onnx
+
+    model = join(args.readers)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = args.out.with_suffix(".tmp.onnx")
+    onnx.save(model, str(tmp))
+    os.replace(tmp, args.out)
+    print(f"{args.out}: {len(args.readers)} readers, {args.out.stat().st_size / 1e6:.2f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
