@@ -69,6 +69,7 @@ def test_joined_reader_keeps_the_crop_metadata_and_names_its_parts(tmp_path):
     meta = {p.key: p.value for p in join(parts).metadata_props}
     assert meta["input_size"] == str(SIDE) and meta["context"] == "1.3"
     assert meta["ensemble"].split() == [str(p) for p in parts]
+    assert (meta["r0_seed"], meta["r1_seed"]) == ("0", "1")  # each part's training record, kept
 
 
 def test_readers_of_different_crops_are_refused(tmp_path):

@@ -25,38 +25,49 @@ def join(paths: list[Path]):
     from onnx import compose, helper
 
     readers = [onnx.load(str(p)) for p in paths]
+    metas = [{p.key: p.value for p in r.metadata_props} for r in readers]
+    _check_alike(paths, readers, metas)
     first = readers[0]
     inputs = [i.name for i in first.graph.input]
-    outputs = [o.name for o in first.graph.output]
-    metas = [{p.key: p.value for p in r.metadata_props} for r in readers]
-    for path, reader, meta in zip(paths, readers, metas):
-        if [i.name for i in reader.graph.input] != inputs or [o.name for o in reader.graph.output] != outputs:
-            raise ValueError(f"{path}: its inputs or outputs differ from {paths[0]}'s")
-        for key in SHARED_META:
-            if meta.get(key) != metas[0].get(key):
-                raise ValueError(f"{path}: {key} is {meta.get(key)!r}, {paths[0]} has {metas[0].get(key)!r}")
     parts = [compose.add_prefix(r, f"r{k}_").graph for k, r in enumerate(readers)]
     # every part reads the shared input under its own prefixed name
     nodes = [helper.make_node("Identity", [name], [f"r{k}_{name}"]) for k in range(len(parts)) for name in inputs]
     for part in parts:
         nodes += part.node
-    for name in outputs:
-        logs = []
-        for k in range(len(parts)):
-            logs.append(f"r{k}_{name}_log")
-            nodes.append(helper.make_node("LogSoftmax", [f"r{k}_{name}"], [logs[-1]], axis=-1))
+    for name in (o.name for o in first.graph.output):
+        logs = [f"r{k}_{name}_log" for k in range(len(parts))]
+        nodes += [helper.make_node("LogSoftmax", [f"r{k}_{name}"], [log], axis=-1) for k, log in enumerate(logs)]
         nodes.append(helper.make_node("Mean", logs, [name]))
     graph = helper.make_graph(nodes, "reader_ensemble", list(first.graph.input), list(first.graph.output),
                               [t for part in parts for t in part.initializer])
     model = helper.make_model(graph, opset_imports=list(first.opset_import))
     model.ir_version = first.ir_version
-    meta = {key: metas[0][key] for key in SHARED_META if key in metas[0]}
-    meta["ensemble"] = " ".join(str(p) for p in paths)
-    for key, value in meta.items():
+    for key, value in _metadata(paths, metas).items():
         entry = model.metadata_props.add()
         entry.key, entry.value = key, value
     onnx.checker.check_model(model)
     return model
+
+
+def _check_alike(paths: list[Path], readers, metas: list[dict[str, str]]) -> None:
+    """Refuse readers that do not take the same input, give the same outputs and read the same crop."""
+    names = lambda r: ([i.name for i in r.graph.input], [o.name for o in r.graph.output])  # noqa: E731
+    for path, reader, meta in zip(paths, readers, metas):
+        if names(reader) != names(readers[0]):
+            raise ValueError(f"{path}: its inputs or outputs differ from {paths[0]}'s")
+        for key in SHARED_META:
+            if meta.get(key) != metas[0].get(key):
+                raise ValueError(f"{path}: {key} is {meta.get(key)!r}, {paths[0]} has {metas[0].get(key)!r}")
+
+
+def _metadata(paths: list[Path], metas: list[dict[str, str]]) -> dict[str, str]:
+    """The shared crop settings, the parts' files, and each part's own training record (seed,
+    steps, data...) under its prefix, so the joined file still says how each reader was made."""
+    meta = {key: metas[0][key] for key in SHARED_META if key in metas[0]}
+    meta["ensemble"] = " ".join(str(p) for p in paths)
+    for k, part in enumerate(metas):
+        meta.update({f"r{k}_{key}": value for key, value in part.items() if key not in SHARED_META})
+    return meta
 
 
 def main(argv=None) -> int:
