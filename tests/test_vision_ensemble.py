@@ -66,7 +66,9 @@ def test_joined_readers_average_their_log_probabilities(tmp_path):
 
 def test_joined_reader_keeps_the_crop_metadata_and_names_its_parts(tmp_path):
     parts = [_reader(tmp_path / f"r{k}.onnx", seed=k) for k in range(2)]
-    meta = {p.key: p.value for p in join(parts).metadata_props}
+    out = tmp_path / "ensemble.onnx"
+    main([*map(str, parts), "--out", str(out)])
+    meta = {p.key: p.value for p in onnx.load(str(out)).metadata_props}
     assert meta["input_size"] == str(SIDE) and meta["context"] == "1.3"
     assert meta["ensemble"].split() == [str(p) for p in parts]
     assert (meta["r0_seed"], meta["r1_seed"]) == ("0", "1")  # each part's training record, kept

@@ -427,11 +427,19 @@ def export_onnx(model, example, path: Path, input_name: str, output_names: list[
     with torch.no_grad():
         torch.onnx.export(model, example, str(tmp), input_names=[input_name], output_names=output_names,
                           dynamic_axes=dynamic, opset_version=17, do_constant_folding=True, dynamo=False)
-    proto = onnx.load(str(tmp))
+    save_onnx(onnx.load(str(tmp)), path, metadata)
+
+
+def save_onnx(proto, path: Path, metadata: dict) -> None:
+    """Add the metadata the run-time reads, check the model, and write it whole or not at all."""
+    import onnx
+
     for key, value in metadata.items():
         entry = proto.metadata_props.add()
         entry.key, entry.value = str(key), str(value)
     onnx.checker.check_model(proto)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.onnx")
     onnx.save(proto, str(tmp))
     os.replace(tmp, path)
 

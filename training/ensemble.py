@@ -12,15 +12,17 @@ reader. The readers must agree on the crop they read (input_size, context).
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
+
+from training.common import save_onnx
 
 # The crop each reader reads: readers that disagree on these cannot share one input.
 SHARED_META = ("input_size", "context")
 
 
 def join(paths: list[Path]):
-    """One ModelProto running every reader on the same crops, each head the mean log-softmax."""
+    """One ModelProto running every reader on the same crops, each head the mean log-softmax,
+    and the metadata to write with it."""
     import onnx
     from onnx import compose, helper
 
@@ -42,11 +44,7 @@ def join(paths: list[Path]):
                               [t for part in parts for t in part.initializer])
     model = helper.make_model(graph, opset_imports=list(first.opset_import))
     model.ir_version = first.ir_version
-    for key, value in _metadata(paths, metas).items():
-        entry = model.metadata_props.add()
-        entry.key, entry.value = key, value
-    onnx.checker.check_model(model)
-    return model
+    return model, _metadata(paths, metas)
 
 
 def _check_alike(paths: list[Path], readers, metas: list[dict[str, str]]) -> None:
@@ -77,13 +75,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if len(args.readers) < 2:
         ap.error("an ensemble needs at least two readers")
-    import onnx
-
-    model = join(args.readers)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_suffix(".tmp.onnx")
-    onnx.save(model, str(tmp))
-    os.replace(tmp, args.out)
+    model, metadata = join(args.readers)
+    save_onnx(model, args.out, metadata)
     print(f"{args.out}: {len(args.readers)} readers, {args.out.stat().st_size / 1e6:.2f} MB")
     return 0
 
