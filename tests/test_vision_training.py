@@ -170,3 +170,28 @@ def test_widening_a_trained_reader_keeps_its_answers():
     assert "value.weight" in widened and "features.0.0.weight" in widened
     with pytest.raises(ValueError, match="cannot grow"):
         widen_state(build_reader(face_head=True).state_dict(), dict(wide.state_dict()))
+
+
+def test_hard_photos_count_misses_and_boxes_on_nothing():
+    from training.hard_photos import photo_errors
+
+    truths = np.array([[0, 0, 10, 10, 0], [50, 50, 60, 60, 0], [90, 0, 100, 8, 1]], np.float32)
+    # the first face found, the second missed, the cut one (ignored) neither needed nor an extra
+    # when boxed; a box half on the second face is not "on nothing"; one far from all is
+    boxes = [(0, 0, 10, 10), (90, 0, 100, 8), (55, 50, 65, 60), (200, 200, 210, 210)]
+    assert photo_errors(boxes, truths) == (1, 1)
+    assert photo_errors([], truths[2:]) == (0, 0)
+
+
+def test_hard_photos_take_about_their_share_of_an_epoch():
+    from training.detector import with_hard
+
+    rng = np.random.default_rng(0)
+    order = rng.permutation(10_000)
+    hard = np.array([3, 7, 11])
+    mixed = with_hard(order, hard, 0.3, rng)
+    assert len(mixed) == len(order) and set(mixed) <= set(order)
+    changed = mixed != order
+    assert 0.27 < changed.mean() < 0.33
+    assert set(mixed[changed]) <= set(hard)
+    assert np.array_equal(with_hard(order, hard, 0.0, rng), order)

@@ -8,10 +8,13 @@ rescaled (x0.6..1.6), turned by a multiple of 90 degrees, maybe mirrored, cut to
 square, and jittered in light, contrast, blur and noise. A checkpoint is written after every
 epoch (runs/detector/last.pt) so that --resume carries on after an interruption. The
 exported model is the last epoch's: the validation set is only reported, never chosen on.
+With --hard (a list made by training.hard_photos), that share of each batch is drawn from the
+photos the shipped detector gets wrong, the rest from all photos as before.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from pathlib import Path
@@ -196,11 +199,34 @@ def match_counts(pred: np.ndarray, gt: np.ndarray, iou_min: float = 0.5) -> tupl
     return tp, fn, fp
 
 
+# ---------------------------------------------------------------- hard photos
+
+def load_hard(path: str, n: int, log) -> np.ndarray:
+    """The hard photos' indices; refused when they were listed for another set of photos."""
+    listed = json.loads(Path(path).read_text())
+    if listed["photos"] != n:
+        raise SystemExit(f"{path} lists hard photos among {listed['photos']} photos, but training has {n}")
+    log(f"hard photos: {listed['hard']} of {n} ({listed['missed']} faces missed, {listed['extra']} boxes on nothing)")
+    return np.asarray(listed["indices"], dtype=np.int64)
+
+
+def with_hard(order: np.ndarray, hard: np.ndarray, share: float, rng: np.random.Generator) -> np.ndarray:
+    """The epoch's photo order with about `share` of its places given to random hard photos."""
+    if len(hard) == 0 or share <= 0:
+        return order
+    order = order.copy()
+    places = rng.random(len(order)) < share
+    order[places] = rng.choice(hard, int(places.sum()))
+    return order
+
+
 # ---------------------------------------------------------------- main
 
 def main(argv=None) -> int:
     ap = training_parser(__doc__, name="detector", epochs=20, batch=16)
     ap.add_argument("--crop", type=int, default=256)
+    ap.add_argument("--hard", metavar="JSON", help="hard photos listed by training.hard_photos (same --data, --limit)")
+    ap.add_argument("--hard-share", type=float, default=0.3, help="share of each batch drawn from --hard (default 0.3)")
     args = ap.parse_args(argv)
 
     import torch
@@ -213,6 +239,7 @@ def main(argv=None) -> int:
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     plan = LrPlan(args.lr, total_steps=args.epochs * steps, minutes=args.minutes)
     rng = np.random.default_rng(args.seed)
+    hard = load_hard(args.hard, n, log) if args.hard else None
     epoch, history = 0, []
     ckpt = run_dir / "last.pt"
     if (args.resume or args.export_only) and ckpt.is_file():
@@ -223,6 +250,8 @@ def main(argv=None) -> int:
     while not plan.done() and not args.export_only:
         model.train()
         order = np.concatenate([rng.permutation(n) for _ in range(-(-steps * args.batch // n))])
+        if hard is not None:
+            order = with_hard(order, hard, args.hard_share, rng)
         t0, tot, tot_f, tot_r, done = time.time(), 0.0, 0.0, 0.0, 0
         for s in range(steps):
             if plan.done():
@@ -257,6 +286,7 @@ def export(torch, model, out: Path, args, history: list) -> None:
     meta = {"input_long_side": DET_LONG_SIDE, "stride": DET_STRIDE, "threshold": THRESHOLD,
             "seed": args.seed, "epochs": last.get("epoch", 0), "steps": last.get("step", 0), "data": args.data,
             "limit": args.limit, "minutes": args.minutes, "init": args.init or "",
+            "hard": args.hard or "", "hard_share": args.hard_share if args.hard else 0.0,
             "val_recall": last.get("recall", ""), "val_precision": last.get("precision", "")}
     export_onnx(model, example, out, "image", ["heat", "size"],
                 {"image": {2: "height", 3: "width"}, "heat": {2: "h4", 3: "w4"}, "size": {2: "h4", 3: "w4"}},
