@@ -20,6 +20,11 @@ READER_FILE = "reader.onnx"
 CALIBRATION_FILE = "calibration.json"
 # How many quarter turns of each crop the reader votes over (1 = no vote); see ReaderModel.
 READER_TURNS = int(os.environ.get("COMPANION_READER_TURNS", "4"))
+# The vote starts with FIRST_TURNS turns of every crop; only a crop they leave unsure (its most
+# likely value, colour or face/not-face not above READER_SURE) is read at the other turns too.
+# COMPANION_READER_SURE=1 reads every crop at every turn, for comparisons.
+FIRST_TURNS = 2
+READER_SURE = float(os.environ.get("COMPANION_READER_SURE", "0.99"))
 # How many mirror images of the photo the detector's heatmap is averaged over (1, 2 or 4;
 # see DetectorModel._mirrored_heat). The calibration says how many its threshold was chosen
 # with; the environment variable COMPANION_DETECTOR_VIEWS overrides it, for experiments.
@@ -223,15 +228,33 @@ class ReaderModel:
         """crops: (n, size, size, 3) uint8 -> value (n, 11), colour (n, 4) and face (n, 2) logits.
 
         With turns > 1 each crop is also read turned by 90, 180 (and 270) degrees and the
-        log-probabilities are averaged: a cheap vote that steadies hard faces.
+        log-probabilities are averaged: a cheap vote that steadies hard faces. Most faces are
+        plain after the first two turns, so only the unsure ones pay for the rest.
         """
-        n = len(crops)
-        views = [np.rot90(crops, k, axes=(1, 2)) for k in range(self.turns)]
-        batch = np.ascontiguousarray(np.concatenate(views).transpose(0, 3, 1, 2), dtype=np.float32)
-        heads = self.session.run(None, {"crops": batch})
-        if self.turns > 1:
-            heads = [_log_softmax(h).reshape(self.turns, n, -1).mean(axis=0) for h in heads]
+        first = min(self.turns, FIRST_TURNS)
+        heads = self._vote(crops, range(first))
+        unsure = ~_sure(heads, READER_SURE)
+        if self.turns > first and unsure.any():
+            more = self._vote(crops[unsure], range(first, self.turns))
+            share = first / self.turns
+            for head, rest in zip(heads, more):
+                head[unsure] = share * head[unsure] + (1 - share) * rest
         return ReaderLogits(heads[0], heads[1], heads[2] if self.has_face_head else None)
+
+    def _vote(self, crops: np.ndarray, turns: range) -> list[np.ndarray]:
+        """Each head's log-probabilities averaged over the crops turned by each of `turns` quarter turns."""
+        n = len(crops)
+        views = [np.rot90(crops, k, axes=(1, 2)) for k in turns]
+        batch = np.ascontiguousarray(np.concatenate(views).transpose(0, 3, 1, 2), dtype=np.float32)
+        return [_log_softmax(h).reshape(len(turns), n, -1).mean(axis=0) for h in self.session.run(None, {"crops": batch})]
+
+
+def _sure(heads: list[np.ndarray], level: float) -> np.ndarray:
+    """Per crop: is every head's most likely class more than `level` likely?"""
+    sure = np.ones(len(heads[0]), dtype=bool)
+    for head in heads:
+        sure &= softmax(head).max(axis=1) > level
+    return sure
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,64 @@
+"""The reader's vote over turned crops (real ONNX reader): plain faces stop after the first
+turns, unsure ones get every turn, and the answer is the mean of the turns read."""
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.vision import models as vision_models
+from companion.vision.crops import box_crop
+from companion.vision.image_io import load_work_image
+from companion.vision.models import load_models, models_present
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
+pytestmark = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
+
+
+def _crops() -> np.ndarray:
+    """Crops of the first samples' dice, and the same crops blurred beyond reading."""
+    crops = []
+    for line in (SAMPLES / "labels.jsonl").read_text().splitlines()[:4]:
+        row = json.loads(line)
+        work = load_work_image(SAMPLES / row["image"])
+        crops += [box_crop(work.rgb, work.to_work(tuple(d["box"]))) for d in row["dice"] if not d.get("truncated")]
+    plain = np.stack(crops)
+    blurred = np.stack([cv2.GaussianBlur(c, (0, 0), 4.0) for c in crops])
+    return np.concatenate([plain, blurred])
+
+
+def _turned_mean(reader, crops: np.ndarray, turns) -> list[np.ndarray]:
+    """Each head's log-softmax averaged over the turns, straight from the session."""
+    heads = []
+    for k in turns:
+        batch = np.ascontiguousarray(np.rot90(crops, k, axes=(1, 2)).transpose(0, 3, 1, 2), dtype=np.float32)
+        heads.append([h - np.log(np.exp(h - h.max(1, keepdims=True)).sum(1, keepdims=True)) - h.max(1, keepdims=True)
+                      for h in reader.session.run(None, {"crops": batch})])
+    return [np.mean([turn[i] for turn in heads], axis=0) for i in range(len(heads[0]))]
+
+
+def _heads(logits):
+    return [logits.value, logits.color] + ([logits.face] if logits.face is not None else [])
+
+
+def test_unsure_crops_get_every_turn_and_plain_ones_the_first(monkeypatch):
+    reader = load_models().reader
+    if reader.turns < 4:
+        pytest.skip("COMPANION_READER_TURNS set below 4")
+    crops = _crops()
+    first = _turned_mean(reader, crops, range(vision_models.FIRST_TURNS))
+    every = _turned_mean(reader, crops, range(reader.turns))
+    sure = np.ones(len(crops), bool)
+    for head in first:
+        sure &= np.exp(head - np.logaddexp.reduce(head, axis=1, keepdims=True)).max(1) > vision_models.READER_SURE
+    assert 0 < sure.sum() < len(crops)  # both kinds are in the batch
+    got = _heads(reader.logits(crops))
+    for head, one, all_ in zip(got, first, every):
+        np.testing.assert_allclose(head[sure], one[sure], atol=1e-4)
+        np.testing.assert_allclose(head[~sure], all_[~sure], atol=1e-4)
+    # at 1.0 nothing is sure enough: every crop is read at every turn, the vote as before
+    monkeypatch.setattr(vision_models, "READER_SURE", 1.0)
+    for head, all_ in zip(_heads(reader.logits(crops)), every):
+        np.testing.assert_allclose(head, all_, atol=1e-4)
