@@ -4,11 +4,11 @@
 
 Plain fine-tuning now gains a few tenths of a point a stage: most training photos are already
 found exactly, so most steps teach little. This runs the shipped detector (models/, with its
-calibrated threshold and views) on the cached detector inputs of the training photos, exactly
-what the trainer feeds the network, and lists the photos where it misses a labelled top face
-(no box with IoU >= 0.5) or puts a box on nothing labelled (IoU under 0.3 with every face,
-the ones cut by the frame included); `training.detector --hard` then draws a share of each
-batch from them. Training photos only: never the calibration or validation sets.
+calibrated threshold and views, without the reader's face head) on the cached detector inputs
+of the training photos, which the trainer cuts its inputs from, and lists the photos where it
+misses a labelled top face (no box with IoU >= 0.5) or puts a box on nothing labelled (IoU
+under 0.3 with every face, those cut by the frame included); `training.detector --hard` then
+draws a share of each batch from them. Training photos only: never calibration or validation.
 """
 
 from __future__ import annotations
