@@ -233,8 +233,8 @@ class ReaderModel:
         """
         first = min(self.turns, FIRST_TURNS)
         heads = self._vote(crops, range(first))
-        unsure = ~_sure(heads, READER_SURE)
-        if self.turns > first and unsure.any():
+        unsure = ~_sure(heads, READER_SURE) if self.turns > first else np.zeros(len(crops), dtype=bool)
+        if unsure.any():
             more = self._vote(crops[unsure], range(first, self.turns))
             share = first / self.turns
             for head, rest in zip(heads, more):
