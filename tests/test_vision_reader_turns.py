@@ -29,14 +29,17 @@ def _crops() -> np.ndarray:
     return np.concatenate([plain, blurred])
 
 
+def _log_probs(logits: np.ndarray) -> np.ndarray:
+    return logits - np.logaddexp.reduce(logits, axis=1, keepdims=True)
+
+
 def _turned_mean(reader, crops: np.ndarray, turns) -> list[np.ndarray]:
-    """Each head's log-softmax averaged over the turns, straight from the session."""
-    heads = []
+    """Each head's log-probabilities averaged over the turns, straight from the session."""
+    per_turn = []
     for k in turns:
         batch = np.ascontiguousarray(np.rot90(crops, k, axes=(1, 2)).transpose(0, 3, 1, 2), dtype=np.float32)
-        heads.append([h - np.log(np.exp(h - h.max(1, keepdims=True)).sum(1, keepdims=True)) - h.max(1, keepdims=True)
-                      for h in reader.session.run(None, {"crops": batch})])
-    return [np.mean([turn[i] for turn in heads], axis=0) for i in range(len(heads[0]))]
+        per_turn.append([_log_probs(h) for h in reader.session.run(None, {"crops": batch})])
+    return [np.mean(heads, axis=0) for heads in zip(*per_turn)]
 
 
 def _heads(logits):
@@ -52,7 +55,7 @@ def test_unsure_crops_get_every_turn_and_plain_ones_the_first(monkeypatch):
     every = _turned_mean(reader, crops, range(reader.turns))
     sure = np.ones(len(crops), bool)
     for head in first:
-        sure &= np.exp(head - np.logaddexp.reduce(head, axis=1, keepdims=True)).max(1) > vision_models.READER_SURE
+        sure &= np.exp(_log_probs(head)).max(1) > vision_models.READER_SURE
     assert 0 < sure.sum() < len(crops)  # both kinds are in the batch
     got = _heads(reader.logits(crops))
     for head, one, all_ in zip(got, first, every):
