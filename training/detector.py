@@ -147,7 +147,8 @@ def detector_loss(torch, heat_pred, size_pred, heat, ignore, reg, reg_mask):
 
 # ---------------------------------------------------------------- validation
 
-def _box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def pairwise_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """IoU of every box in a (n, 4) with every box in b (m, 4): an (n, m) array."""
     x0 = np.maximum(a[:, None, 0], b[None, :, 0])
     y0 = np.maximum(a[:, None, 1], b[None, :, 1])
     x1 = np.minimum(a[:, None, 2], b[None, :, 2])
@@ -184,7 +185,7 @@ def match_counts(pred: np.ndarray, gt: np.ndarray, iou_min: float = 0.5) -> tupl
     """Greedy one-to-one matching; predictions on ignored (mostly cut) faces count neither way."""
     if len(gt) == 0:
         return 0, 0, len(pred)
-    iou = _box_iou(pred, gt[:, :4]) if len(pred) else np.zeros((0, len(gt)))
+    iou = pairwise_iou(pred, gt[:, :4]) if len(pred) else np.zeros((0, len(gt)))
     used_gt: set[int] = set()
     tp = fp = 0
     for p in range(len(pred)):

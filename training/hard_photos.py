@@ -22,7 +22,7 @@ import numpy as np
 
 from companion.vision.models import load_models
 from training.common import build_cache, cache_dir_for
-from training.detector import _box_iou
+from training.detector import pairwise_iou
 from training.evaluate import IOU_MIN
 
 EXTRA_IOU = 0.3  # a box this far from every labelled face is on nothing (0.3-0.5: a badly placed box)
@@ -34,7 +34,7 @@ def photo_errors(boxes: list[tuple], truths: np.ndarray) -> tuple[int, int]:
     Not the trainer's one-to-one matching (match_counts): a face is missed only when no box
     at all covers it, and a box is on nothing only when it is far from every face, so a photo
     is hard for what the detector cannot do, not for a duplicate or a loose box."""
-    iou = _box_iou(np.asarray(boxes, np.float32).reshape(-1, 4), truths[:, :4])
+    iou = pairwise_iou(np.asarray(boxes, np.float32).reshape(-1, 4), truths[:, :4])
     missed = int(((iou < IOU_MIN).all(axis=0) & (truths[:, 4] < 0.5)).sum())
     extra = int((iou < EXTRA_IOU).all(axis=1).sum())
     return missed, extra
