@@ -19,11 +19,20 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # Browser tests drive Debian's Chromium (Playwright's own browser download cannot work offline).
+# The synthetic data generator draws from every font installed, so the same seed makes the same
+# photo only with the same fonts: these are the ones the shipped models' data was made with
+# (docs/synthetic_data.md), and tests/test_synth_samples.py remakes a sample photo with them.
+SYSTEM_PACKAGES := chromium chromium-driver fonts-dejavu-core fonts-dejavu-extra fonts-liberation \
+	fonts-freefont-ttf fonts-noto-core fonts-comic-neue fonts-bebas-neue fonts-cantarell \
+	fonts-crosextra-carlito fonts-crosextra-caladea fonts-go fonts-hack fonts-lato \
+	fonts-league-spartan fonts-linuxlibertine fonts-open-sans fonts-roboto-unhinted \
+	fonts-roboto-slab fonts-urw-base35 fonts-firacode fonts-inconsolata fonts-lobster
+
 system-deps:
-	@if [ ! -x /usr/bin/chromium ]; then \
+	@if ! dpkg-query -W $(SYSTEM_PACKAGES) >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ]; then \
-	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver; \
-	  else echo "Browser tests need Debian's chromium: sudo apt-get install chromium chromium-driver"; fi; \
+	    apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(SYSTEM_PACKAGES); \
+	  else echo "Tests need these Debian packages: sudo apt-get install $(SYSTEM_PACKAGES)"; fi; \
 	fi
 
 # Benchmarks print figures; they never pass or fail.
@@ -35,7 +44,7 @@ bench: $(STAMP)
 
 # The synthetic datasets (git-ignored, resumable): train, a validation set never trained on,
 # and a calibration set for the confidences.
-data: $(STAMP)
+data: $(STAMP) system-deps
 	$(BIN)/python -m training.synth --out data/train --count 40000 --split train
 	$(BIN)/python -m training.synth --out data/val --count 2000 --split val
 	$(BIN)/python -m training.synth --out data/calib --count 1000 --split calib
