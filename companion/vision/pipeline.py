@@ -16,7 +16,6 @@ from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_w
 from companion.vision.models import Detection, DetectorModel, Models, ReaderLogits, load_models, softmax
 from companion.vision.reading import DieReading, Reading
 from companion.vision.regions import Box, faint_regions, input_windows
-from companion.vision.relook import relook
 
 # A reading is also flagged when the detector, or the reader's face head, is unsure the box
 # is a die's top face.
@@ -33,7 +32,6 @@ USUAL_FACE_PX = 56.0
 MAX_ZOOM = MAX_DETAIL
 ZOOM_SMALL_FACES = os.environ.get("COMPANION_ZOOM", "1") != "0"  # "0": off, for comparisons
 ZOOMED_VIEWS = int(os.environ.get("COMPANION_ZOOMED_VIEWS", "0"))  # 0: the detector's own number
-RELOOK = os.environ.get("COMPANION_RELOOK", "1") != "0"  # "0": off, for comparisons
 
 
 @dataclass(frozen=True)
@@ -119,8 +117,6 @@ def analyse(
     if not detections:
         return _nothing()
     read = read_boxes(work, detections, models)
-    if RELOOK:
-        detections, read = relook(work.rgb, detections, read, models.reader)
     cal = models.calibration
     faces = read.face_probability()
     keep = [i for i in range(len(detections)) if faces is None or faces[i] >= cal.face_threshold]
