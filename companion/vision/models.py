@@ -321,7 +321,7 @@ def load_models(folder: Path | None = None) -> Models:
             calibration = Calibration.load(folder / CALIBRATION_FILE)
             detector = DetectorModel.load(folder / DETECTOR_FILE)
             if calibration.detector_threshold is not None:
-                detector.threshold = min(calibration.detector_threshold, float(os.environ.get("COMPANION_WEAK_DETECTION", "1")))
+                detector.threshold = calibration.detector_threshold
             detector.views = int(os.environ.get("COMPANION_DETECTOR_VIEWS") or calibration.detector_views)
             _cache[folder] = Models(detector, ReaderModel.load(folder / READER_FILE), calibration)
         return _cache[folder]

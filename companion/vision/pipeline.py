@@ -32,9 +32,6 @@ USUAL_FACE_PX = 56.0
 MAX_ZOOM = MAX_DETAIL
 ZOOM_SMALL_FACES = os.environ.get("COMPANION_ZOOM", "1") != "0"  # "0": off, for comparisons
 ZOOMED_VIEWS = int(os.environ.get("COMPANION_ZOOMED_VIEWS", "0"))  # 0: the detector's own number
-WEAK_DETECTION = float(os.environ.get("COMPANION_WEAK_DETECTION", "1"))
-WEAK_FACE = float(os.environ.get("COMPANION_WEAK_FACE", "1.01"))
-CAP_BY_BOTH = os.environ.get("COMPANION_CAP_BY_BOTH", "1") != "0"  # "0": detector score alone, for comparisons
 
 
 @dataclass(frozen=True)
@@ -122,8 +119,9 @@ def analyse(
     read = read_boxes(work, detections, models)
     cal = models.calibration
     faces = read.face_probability()
-    keep = [i for i in range(len(detections)) if _is_face(detections[i], None if faces is None else faces[i], cal)]
-    keep = _ten_surest(keep, detections, faces)
+    keep = [i for i in range(len(detections)) if faces is None or faces[i] >= cal.face_threshold]
+    # more boxes than dice in the set: the weakest cannot all be dice; keep the 10 surest
+    keep = keep[:MAX_DICE]
     detections = [detections[i] for i in keep]
     value_logits, color_logits = read.value[keep], read.color[keep]
     face_probs = np.ones(len(keep)) if faces is None else faces[keep]
@@ -137,27 +135,6 @@ def analyse(
     )
     dice = [_reading(work, detections[d.index], d, float(face_probs[d.index])) for d in decoded]
     return Analysis(detections, value_logits, color_logits, dice)
-
-
-def _is_face(detection: Detection, face: float | None, cal) -> bool:
-    """Is the box a die's top face? A box under the detector's threshold (found because the
-    weak tier's is lower) counts only when the face head is sure of it."""
-    if face is None:
-        return True
-    if cal.detector_threshold is None or detection.score >= cal.detector_threshold:
-        return face >= cal.face_threshold
-    return face >= WEAK_FACE
-
-
-def _ten_surest(keep: list[int], detections: list[Detection], faces: np.ndarray | None) -> list[int]:
-    """More boxes than dice in the set: the weakest cannot all be dice. Keep the 10 that both
-    models are surest are top faces (detector score x face-head probability), in detection order."""
-    if len(keep) <= MAX_DICE:
-        return keep
-    if faces is None or not CAP_BY_BOTH:
-        return keep[:MAX_DICE]
-    both = sorted(keep, key=lambda i: -detections[i].score * faces[i])
-    return sorted(both[:MAX_DICE])
 
 
 def read_work_image(
