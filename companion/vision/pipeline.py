@@ -13,7 +13,7 @@ from companion.dice import DiceSet, standard_set
 from companion.vision.crops import box_crop
 from companion.vision.decoder import MAX_DICE, DecodeSettings, decode
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
-from companion.vision.models import READER_SURE, Detection, DetectorModel, Models, ReaderLogits, _sure, load_models, softmax
+from companion.vision.models import Detection, DetectorModel, Models, ReaderLogits, load_models, softmax
 from companion.vision.reading import DieReading, Reading
 from companion.vision.regions import Box, faint_regions, input_windows
 
@@ -32,7 +32,6 @@ USUAL_FACE_PX = 56.0
 MAX_ZOOM = MAX_DETAIL
 ZOOM_SMALL_FACES = os.environ.get("COMPANION_ZOOM", "1") != "0"  # "0": off, for comparisons
 ZOOMED_VIEWS = int(os.environ.get("COMPANION_ZOOMED_VIEWS", "0"))  # 0: the detector's own number
-CROP_SCALES = tuple(float(k) for k in os.environ.get("COMPANION_CROP_SCALES", "0.88,1.12").split(",") if k)
 
 
 @dataclass(frozen=True)
@@ -107,28 +106,7 @@ def _typical_face(detections: list[Detection]) -> float | None:
 def read_boxes(work: WorkImage, detections: list[Detection], models: Models) -> ReaderLogits:
     """The reader's logits for each detected box's crop."""
     crops = np.stack([box_crop(work.rgb, d.box, models.reader.size) for d in detections])
-    read = models.reader.logits(crops)
-    if not CROP_SCALES:
-        return read
-    heads = [read.value.copy(), read.color.copy()] + ([read.face.copy()] if read.face is not None else [])
-    unsure = np.flatnonzero(~_sure(heads, READER_SURE))
-    if len(unsure) == 0:
-        return read
-    turns = models.reader.turns
-    total = [h[unsure] * turns for h in heads]
-    for scale in CROP_SCALES:
-        scaled = np.stack([box_crop(work.rgb, _scaled(detections[i].box, scale), models.reader.size) for i in unsure])
-        for t, more in zip(total, models.reader._vote(scaled, range(2))):
-            t += 2 * more
-    for h, t in zip(heads, total):
-        h[unsure] = t / (turns + 2 * len(CROP_SCALES))
-    return ReaderLogits(heads[0], heads[1], heads[2] if read.face is not None else None)
-
-
-def _scaled(box, k: float):
-    x0, y0, x1, y1 = box
-    cx, cy, hw, hh = (x0 + x1) / 2, (y0 + y1) / 2, (x1 - x0) / 2 * k, (y1 - y0) / 2 * k
-    return (cx - hw, cy - hh, cx + hw, cy + hh)
+    return models.reader.logits(crops)
 
 
 def analyse(
