@@ -29,7 +29,7 @@ def photos(tmp_path_factory) -> str:
 
 def _detector(photos):
     weights, meta = onnx_weights(MODELS / "detector.onnx")
-    return rebuilt_model("detector", weights, meta), list(_detector_batches(photos, 6))
+    return rebuilt_model("detector", weights, meta), list(_detector_batches(photos, 6, int(meta["input_long_side"])))
 
 
 def _train_mode_gap(model, batches, session) -> float:
@@ -89,7 +89,7 @@ def test_the_checkpoint_starts_a_fine_tune_where_the_file_is(photos, tmp_path):
     model = build_detector()
     init_weights(out, model, log=lambda _msg: None)
     model.eval()
-    x = next(iter(_detector_batches(photos, 1)))
+    x = next(iter(_detector_batches(photos, 1, load_models().detector.input_long_side)))
     with torch.no_grad():
         heat = model(x)[0].numpy()
     np.testing.assert_allclose(heat, load_models().detector.session.run(None, {"image": x.numpy()})[0], atol=1e-4)

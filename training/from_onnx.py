@@ -70,7 +70,8 @@ def rebuilt_model(kind: str, weights: dict[str, np.ndarray], meta: dict[str, str
         model = build_detector()
     else:
         widths = meta.get(f"{part}_widths" if part else "widths")
-        model = build_reader(face_head=True, widths=tuple(int(w) for w in widths.split(",")) if widths else READER_WIDTHS)
+        model = build_reader(face_head="face.weight" in weights,
+                             widths=tuple(int(w) for w in widths.split(",")) if widths else READER_WIDTHS)
     modules = dict(model.named_modules())
     state = model.state_dict()
     for name, array in weights.items():
@@ -135,11 +136,11 @@ def restore_batch_statistics(model, batches) -> int:
     return len(norms)
 
 
-def _detector_batches(data: str, limit: int):
-    """Each photo as the run-time feeds it to the detector (448-px long side, padded to 32)."""
+def _detector_batches(data: str, limit: int, long_side: int):
+    """Each photo as the run-time feeds it to the detector (shrunk to long_side, padded to 32)."""
     import torch
 
-    shrink = DetectorModel(session=None, input_long_side=448, stride=4)
+    shrink = DetectorModel(session=None, input_long_side=long_side, stride=4)  # only its prepare() is used
     for image in read_dataset(data, limit):
         yield torch.from_numpy(shrink.prepare(load_work_image(image.path).rgb)[0])
 
@@ -171,7 +172,7 @@ def main(argv=None) -> int:
     kind = "detector" if "heat.weight" in weights else "reader"
     model = rebuilt_model(kind, weights, meta, args.part)
     if kind == "detector":
-        batches = _detector_batches(args.data, args.limit)
+        batches = _detector_batches(args.data, args.limit, int(meta.get("input_long_side", 448)))
     else:
         batches = _reader_batches(args.data, args.limit, 256, int(meta.get("input_size", 64)))
     norms = restore_batch_statistics(model, batches)
