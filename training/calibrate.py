@@ -29,7 +29,7 @@ import numpy as np
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES
 from companion.vision.image_io import load_work_image
 from companion.vision.models import CALIBRATION_FILE, MAX_DETECTOR_VIEWS, load_models, softmax
-from companion.vision.pipeline import find_faces, read_boxes, refine_faces
+from companion.vision.pipeline import find_faces, read_boxes
 from training.common import read_dataset
 from training.evaluate import box_iou, evaluate_image
 
@@ -79,7 +79,6 @@ def detection_outcomes(images, models) -> list[PhotoOutcome]:
     try:
         for im in images:
             work, dets = find_faces(load_work_image(im.path), models)
-            dets = refine_faces(work, dets, models.refiner)
             faces = (read_boxes(work, dets, models).face_probability() if dets else None)
             faces = np.ones(len(dets)) if faces is None else faces
             taken: set[int] = set()

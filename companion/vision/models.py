@@ -15,8 +15,6 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from companion.vision.refine import BoxRefiner, refiner_path
-
 DETECTOR_FILE = "detector.onnx"
 READER_FILE = "reader.onnx"
 CALIBRATION_FILE = "calibration.json"
@@ -168,8 +166,7 @@ class Heatmap:
     views: int = 1
 
 
-def box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """IoU of box a (x0, y0, x1, y1) with each row of b."""
+def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     x0 = np.maximum(a[0], b[:, 0])
     y0 = np.maximum(a[1], b[:, 1])
     x1 = np.minimum(a[2], b[:, 2])
@@ -204,7 +201,7 @@ def peaks_to_detections(
                       np.clip(cx + bw / 2, 0, w), np.clip(cy + bh / 2, 0, h)], axis=1)
     kept: list[int] = []
     for i in range(len(boxes)):
-        if kept and box_iou(boxes[i], boxes[kept]).max() > overlap:
+        if kept and _iou(boxes[i], boxes[kept]).max() > overlap:
             continue
         kept.append(i)
         if len(kept) == max_det:
@@ -310,7 +307,6 @@ class Models:
     detector: DetectorModel
     reader: ReaderModel
     calibration: Calibration
-    refiner: BoxRefiner | None = None  # optional: a folder without refiner.onnx reads the detector's boxes
 
 
 _cache: dict[Path, Models] = {}
@@ -327,11 +323,7 @@ def load_models(folder: Path | None = None) -> Models:
             if calibration.detector_threshold is not None:
                 detector.threshold = calibration.detector_threshold
             detector.views = int(os.environ.get("COMPANION_DETECTOR_VIEWS") or calibration.detector_views)
-            refiner = refiner_path(folder)
-            if refiner is not None:
-                session = _session(refiner)
-                refiner = BoxRefiner.load(session, _meta(session))
-            _cache[folder] = Models(detector, ReaderModel.load(folder / READER_FILE), calibration, refiner)
+            _cache[folder] = Models(detector, ReaderModel.load(folder / READER_FILE), calibration)
         return _cache[folder]
 
 

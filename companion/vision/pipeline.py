@@ -13,8 +13,7 @@ from companion.dice import DiceSet, standard_set
 from companion.vision.crops import box_crop
 from companion.vision.decoder import MAX_DICE, DecodeSettings, decode
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
-from companion.vision.models import Detection, DetectorModel, Models, ReaderLogits, box_iou, load_models, softmax
-from companion.vision.refine import BoxRefiner
+from companion.vision.models import Detection, DetectorModel, Models, ReaderLogits, load_models, softmax
 from companion.vision.reading import DieReading, Reading
 from companion.vision.regions import Box, faint_regions, input_windows
 
@@ -33,9 +32,6 @@ USUAL_FACE_PX = 56.0
 MAX_ZOOM = MAX_DETAIL
 ZOOM_SMALL_FACES = os.environ.get("COMPANION_ZOOM", "1") != "0"  # "0": off, for comparisons
 ZOOMED_VIEWS = int(os.environ.get("COMPANION_ZOOMED_VIEWS", "0"))  # 0: the detector's own number
-# Two refined boxes that overlap more than this found the same face: the surer one is kept
-# (the detector's own rule for its peaks).
-SAME_FACE_IOU = 0.6
 
 
 @dataclass(frozen=True)
@@ -107,19 +103,6 @@ def _typical_face(detections: list[Detection]) -> float | None:
     return float(np.median([max(d.box[2] - d.box[0], d.box[3] - d.box[1]) for d in detections]))
 
 
-def refine_faces(work: WorkImage, detections: list[Detection], refiner: BoxRefiner | None) -> list[Detection]:
-    """The detections with their boxes moved onto the top faces, surest first; a box that
-    lands on a face a surer one already holds is dropped. Without a refiner: as they are."""
-    if refiner is None or refiner.passes == 0:
-        return detections
-    kept: list[Detection] = []
-    for det, box in zip(detections, refiner.refine(work.rgb, [d.box for d in detections])):
-        if kept and box_iou(np.asarray(box), np.asarray([k.box for k in kept])).max() > SAME_FACE_IOU:
-            continue
-        kept.append(Detection(box, det.score))
-    return kept
-
-
 def read_boxes(work: WorkImage, detections: list[Detection], models: Models) -> ReaderLogits:
     """The reader's logits for each detected box's crop."""
     crops = np.stack([box_crop(work.rgb, d.box, models.reader.size) for d in detections])
@@ -131,7 +114,6 @@ def analyse(
 ) -> Analysis:
     work, detections = find_faces(work, models)
     detections = detections[:MAX_DICE + EXTRA_CANDIDATES]
-    detections = refine_faces(work, detections, models.refiner)
     if not detections:
         return _nothing()
     read = read_boxes(work, detections, models)
