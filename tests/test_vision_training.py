@@ -149,37 +149,6 @@ def test_reader_with_negatives_trains_a_face_head_and_exports_it(tmp_path):
     assert outputs == ["value", "color", "face"]
 
 
-def test_box_crops_label_the_detectors_boxes_and_feed_the_reader(tmp_path):
-    """The real detector's boxes on the samples: one positive per labelled face, with its label."""
-    pytest.importorskip("torch")
-    onnx = pytest.importorskip("onnx")
-    import shutil
-    from collections import Counter
-
-    from training.box_crops import NEGATIVE, box_crops_dir, main as mine
-    from training.common import COLOR_CLASSES, VALUE_CLASSES, read_dataset
-    from training.reader import main as train_reader
-
-    data = tmp_path / "photos"
-    shutil.copytree(Path(__file__).resolve().parents[1] / "sample_images", data)
-    assert mine(["--data", str(data), "--limit", "13"]) == 0
-    folder = box_crops_dir(data, 13)
-    labels = np.load(folder / "labels.npy")
-    crops = np.load(folder / "crops.npy")
-    assert crops.shape == (len(labels), PRECROP_SIZE, PRECROP_SIZE, 3)
-    faces = Counter((VALUE_CLASSES.index(d.value), COLOR_CLASSES.index(d.color))
-                    for im in read_dataset(data, 13) for d in im.dice if not d.ignored)
-    found = Counter(tuple(row) for row in labels.tolist() if row[0] != NEGATIVE)
-    assert found == faces  # every sample is read right, so every face has exactly one box
-    assert (labels[:, 0] == NEGATIVE).sum() >= 1
-
-    out = tmp_path / "reader.onnx"
-    code = train_reader(["--data", str(data), "--epochs", "1", "--epoch-steps", "2", "--batch", "8",
-                         "--box-crops", str(folder), "--out", str(out), "--run-dir", str(tmp_path / "run")])
-    assert code == 0
-    assert [o.name for o in onnx.load(str(out)).graph.output] == ["value", "color", "face"]
-
-
 def test_widening_a_trained_reader_keeps_its_answers():
     torch = pytest.importorskip("torch")
     from training.common import build_reader, widen_state

@@ -14,18 +14,12 @@ With --negatives (crops mined by training/negatives.py) a third head learns to t
 from anything else the detector may propose; each batch then carries one negative per
 NEGATIVE_SHARE faces, cut and jittered the same way. The value and colour heads learn from the
 faces only.
-
-With --box-crops (crops cut around the shipped detector's own boxes by training/box_crops.py)
-a share of each batch's faces (--box-share) comes from the boxes the detector really draws,
-slid toward a side face at strong tilts as they are, and the negatives come from the same
-pass unless --negatives is given.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +28,6 @@ from companion.vision.crops import READER_CONTEXT, READER_SIZE
 from training.common import (
     PRECROP_CONTEXT, READER_WIDTHS, Cache, LrPlan, build_reader, count_params, export_onnx, init_weights, load_checkpoint, save_checkpoint, start_run, training_parser,
 )
-from training.box_crops import NEGATIVE
 from training.faults import random_fault
 
 
@@ -99,43 +92,12 @@ def with_faults(torch, x: "torch.Tensor", share: float, rng: np.random.Generator
 NEGATIVE_SHARE = 4  # one negative crop per this many faces in a batch
 
 
-@dataclass
-class BoxCrops:
-    """Crops around the detector's own boxes (training/box_crops.py): faces with labels, and negatives."""
-
-    crops: np.ndarray  # (m, PRECROP_SIZE, PRECROP_SIZE, 3) uint8, memory-mapped
-    faces: np.ndarray  # indices of the positives, sorted
-    negatives: np.ndarray  # indices of the negatives, sorted
-    value: np.ndarray  # (m,) value class, NEGATIVE for negatives
-    color: np.ndarray
-
-
-def load_box_crops(folder: str | Path) -> BoxCrops:
-    folder = Path(folder)
-    if not (folder / "done.json").is_file():
-        raise SystemExit(f"no box crops in {folder}: run python -m training.box_crops first")
-    labels = np.load(folder / "labels.npy")
-    is_face = labels[:, 0] != NEGATIVE
-    return BoxCrops(np.load(folder / "crops.npy", mmap_mode="r"), np.flatnonzero(is_face),
-                    np.flatnonzero(~is_face), labels[:, 0], labels[:, 1])
-
-
 def load_negatives(folder: str | Path) -> np.ndarray:
     """The mined "not a top face" pre-crops (training/negatives.py), memory-mapped."""
     path = Path(folder) / "crops.npy"
     if not path.is_file():
         raise SystemExit(f"no negatives at {path}: run python -m training.negatives first")
     return np.load(path, mmap_mode="r")
-
-
-def negative_pool(negatives: str | None, boxes: BoxCrops | None) -> tuple[np.ndarray, np.ndarray] | None:
-    """(crops, the indices that are negatives) for the face head: --negatives first, else the box crops'."""
-    if negatives:
-        crops = load_negatives(negatives)
-        return crops, np.arange(len(crops))
-    if boxes is not None and len(boxes.negatives):
-        return boxes.crops, boxes.negatives
-    return None
 
 
 def evaluate_crops(torch, model, cache: Cache, batch: int = 512) -> dict:
@@ -170,10 +132,6 @@ def main(argv=None) -> int:
                          "--init from a narrower reader widens it without changing what it computes")
     ap.add_argument("--negatives", help="a folder of mined non-face crops (training/negatives.py): "
                                         "also train the face head")
-    ap.add_argument("--box-crops", help="a folder of crops around the detector's own boxes (training/box_crops.py): "
-                                        "a share of the faces, and the negatives unless --negatives is given")
-    ap.add_argument("--box-share", type=float, default=0.5,
-                    help="share of each batch's faces drawn from --box-crops (default %(default)s)")
     args = ap.parse_args(argv)
 
     import torch
@@ -181,14 +139,10 @@ def main(argv=None) -> int:
     run_dir, log, train, val = start_run(args)
     n = len(train.crop_value)
     steps = args.epoch_steps or max(1, n // args.batch)
-    boxes = load_box_crops(args.box_crops) if args.box_crops else None
-    negatives = negative_pool(args.negatives, boxes)
-    box_faces = round(args.batch * args.box_share) if boxes is not None else 0
+    negatives = load_negatives(args.negatives) if args.negatives else None
     model = build_reader(face_head=negatives is not None, widths=args.widths)
     log(f"reader: {count_params(model)} parameters, {n} training faces, {steps} steps/epoch"
-        + (f", {len(negatives[1])} negatives ({args.negatives or args.box_crops})" if negatives is not None else "")
-        + (f", {box_faces} of each {args.batch} faces from {len(boxes.faces)} around detector boxes"
-           if boxes is not None else ""))
+        + (f", {len(negatives)} negatives ({args.negatives})" if negatives is not None else ""))
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=5e-4)
     plan = LrPlan(args.lr, total_steps=args.epochs * steps, minutes=args.minutes)
     rng = np.random.default_rng(args.seed)
@@ -204,33 +158,26 @@ def main(argv=None) -> int:
     ce = torch.nn.CrossEntropyLoss()
     while not plan.done() and not args.export_only:
         model.train()
-        per_step = args.batch - box_faces  # faces a step takes from the labelled boxes
-        order = np.concatenate([rng.permutation(n) for _ in range(-(-steps * per_step // n))])
+        order = np.concatenate([rng.permutation(n) for _ in range(-(-steps * args.batch // n))])
         t0, tot, done = time.time(), 0.0, 0
         for s in range(steps):
             if plan.done():
                 break
             t_step = time.time()
             plan.apply(opt)
-            idx = np.sort(order[s * per_step:(s + 1) * per_step])  # sorted: friendlier to the memmap
-            pre, values, colors = np.array(train.crops[idx]), train.crop_value[idx], train.crop_color[idx]
-            if box_faces:
-                pick = np.sort(rng.choice(boxes.faces, size=box_faces, replace=False))
-                pre = np.concatenate([pre, boxes.crops[pick]])
-                values = np.concatenate([values, boxes.value[pick]])
-                colors = np.concatenate([colors, boxes.color[pick]])
+            idx = np.sort(order[s * args.batch:(s + 1) * args.batch])  # sorted: friendlier to the memmap
+            pre = np.array(train.crops[idx])
             if negatives is not None:
-                pool, members = negatives
-                neg = np.sort(rng.choice(members, size=max(1, args.batch // NEGATIVE_SHARE), replace=False))
-                pre = np.concatenate([pre, pool[neg]])
+                neg = np.sort(rng.choice(len(negatives), size=max(1, args.batch // NEGATIVE_SHARE), replace=False))
+                pre = np.concatenate([pre, negatives[neg]])
             pre = torch.from_numpy(pre).permute(0, 3, 1, 2).float()
             x = photometric(torch, random_views(torch, pre, gen), gen)
             if args.faults:
                 x = with_faults(torch, x, args.faults, rng)
             out = model(x)
-            k = len(values)
+            k = len(idx)
             v, c = out[0][:k], out[1][:k]
-            loss = ce(v, torch.from_numpy(values)) + ce(c, torch.from_numpy(colors))
+            loss = ce(v, torch.from_numpy(train.crop_value[idx])) + ce(c, torch.from_numpy(train.crop_color[idx]))
             if negatives is not None:
                 is_face = torch.zeros(len(x), dtype=torch.long)
                 is_face[:k] = 1
@@ -253,8 +200,7 @@ def main(argv=None) -> int:
             "epochs": last.get("epoch", 0), "steps": last.get("step", 0), "data": args.data, "limit": args.limit,
             "minutes": args.minutes, "init": args.init or "", "val_face_acc": last.get("face_acc", "")}
     outputs = ["value", "color"] + (["face"] if negatives is not None else [])
-    meta["negatives"] = args.negatives or args.box_crops or ""
-    meta["box_crops"] = f"{args.box_crops} ({args.box_share} of the faces)" if args.box_crops else ""
+    meta["negatives"] = args.negatives or ""
     meta["widths"] = ",".join(map(str, args.widths))
     export_onnx(model, torch.zeros(4, 3, READER_SIZE, READER_SIZE), Path(args.out), "crops", outputs,
                 {"crops": {0: "n"}, **{name: {0: "n"} for name in outputs}}, meta)
