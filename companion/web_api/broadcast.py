@@ -17,14 +17,6 @@ class Broadcaster:
         self._subscribers: dict[str, set[queue.Queue]] = {}
         self._closed = threading.Event()
 
-    @property
-    def closed(self) -> bool:
-        return self._closed.is_set()
-
-    def subscriber_count(self, topic: str) -> int:
-        with self._lock:
-            return len(self._subscribers.get(topic, ()))
-
     def publish(self, topic: str, event: str, data: Any) -> None:
         message = _frame(event, data)
         with self._lock:
