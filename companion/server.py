@@ -12,6 +12,7 @@ import logging
 import secrets
 import threading
 from pathlib import Path
+from typing import Sequence
 
 from flask import Flask
 
@@ -21,7 +22,7 @@ from companion.web_api.broadcast import Broadcaster
 from companion.web_api.games import ReplayCache
 from companion.web_api.photos import PhotoReader
 from companion.web_api.routes import BLUEPRINTS
-from companion.web_api.settings import MAX_PHOTO_BYTES, ServerSettings
+from companion.web_api.settings import LOOPBACK_HOSTS, MAX_PHOTO_BYTES, ServerSettings
 
 log = logging.getLogger("companion.server")
 
@@ -29,13 +30,15 @@ WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 MAX_UPLOAD = MAX_PHOTO_BYTES
 
 
-def create_app(db_path: str | Path, *, join_code: str | None = None, keepalive_s: float = 15.0,
-               warm_advisor: bool = False) -> Flask:
-    """The app; `join_code` turns on LAN mode (every request must carry the code).
+def create_app(db_path: str | Path, *, join_code: str | None = None, lan_hosts: Sequence[str] = (),
+               keepalive_s: float = 15.0, warm_advisor: bool = False) -> Flask:
+    """The app; `join_code` turns on LAN mode (every request must carry the code), and
+    `lan_hosts` are the addresses it is then reached by (besides this machine's loopback).
 
     `warm_advisor` builds the roll advisor's tables in a background thread (`companion serve`
     does; tests do not, so they stay fast) so that no player waits for a first advice."""
-    settings = ServerSettings(join_code=join_code, keepalive_s=keepalive_s)
+    hosts = (*LOOPBACK_HOSTS, *(h.lower() for h in lan_hosts if h.lower() not in LOOPBACK_HOSTS))
+    settings = ServerSettings(join_code=join_code, hosts=hosts, keepalive_s=keepalive_s)
     app = Flask(__name__, static_folder=str(WEB_DIR / "static"), static_url_path="/static")
     # A little room above the photo limit for the multipart framing; the photo itself is
     # checked against MAX_PHOTO_BYTES exactly.

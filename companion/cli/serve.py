@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
 
     db = args.db or default_db_path()
     code = new_join_code() if args.lan else None
-    app = create_app(db, join_code=code, warm_advisor=True)
+    app = create_app(db, join_code=code, lan_hosts=lan_addresses() if args.lan else (), warm_advisor=True)
     host = "0.0.0.0" if args.lan else "127.0.0.1"
     try:
         server = make_server(app, host, args.port, threads=args.threads)
@@ -68,6 +68,16 @@ def lan_address() -> str:
             return probe.getsockname()[0]
         except OSError:
             return socket.gethostbyname(socket.gethostname())
+
+
+def lan_addresses() -> list[str]:
+    """Every address of this machine a phone on the LAN may reach it by (the Host it sends)."""
+    found = [lan_address()]
+    try:
+        found += socket.gethostbyname_ex(socket.gethostname())[2]
+    except OSError:  # the host name does not resolve: the route's address is enough
+        pass
+    return list(dict.fromkeys(found))
 
 
 def qr_text(data: str) -> str:

@@ -12,9 +12,61 @@ JOIN_COOKIE = "p10_join"
 JOIN_COOKIE_DAYS = 30
 
 
+STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
 def install(app: Flask) -> None:
+    # The Host first: a DNS-rebinding page must learn nothing, not even that a code is needed.
+    app.before_request(check_host)
+    app.before_request(check_origin)
     app.before_request(check_join_code)
     app.after_request(remember_join_code)
+
+
+def check_host():
+    """Serve only the names the server is reached by: a page that rebinds its own name to
+    127.0.0.1 sends that name as the Host, and is refused."""
+    offered = request.headers.get("Host")
+    if offered is None:  # HTTP/1.0 without a Host: no browser sends that
+        return None
+    hosts = context.settings().hosts
+    if host_name(offered) in hosts:
+        return None
+    served = ", ".join(f"[{h}]" if ":" in h else h for h in hosts)
+    return _refuse(400, f"This scorepad answers only at {served}, not at {offered[:100]!r}.")
+
+
+def check_origin():
+    """Refuse a state-changing request sent by another site's page (a form or fetch in another
+    tab needs no CORS preflight for a multipart POST): its Origin is not this server."""
+    if request.method not in STATE_CHANGING:
+        return None
+    origin = request.headers.get("Origin")
+    if origin is None:
+        # Browsers send Origin on every cross-site POST; a client without one (curl, a script)
+        # is not a page in a browser. Sec-Fetch-Site still tells on old browsers.
+        if request.headers.get("Sec-Fetch-Site", "same-origin") in ("same-origin", "none"):
+            return None
+    elif origin.lower() == f"{request.scheme}://{request.host}".lower():
+        return None
+    return _refuse(403, f"A page from {(origin or 'another site')[:100]} may not change this scorepad; "
+                        "open the scorepad itself.")
+
+
+def host_name(host: str) -> str:
+    """The name in a Host header, without the port or IPv6 brackets: "[::1]:8010" -> "::1"."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:host.find("]")] if "]" in host else host
+    if host.count(":") == 1:
+        host = host.split(":", 1)[0]
+    return host.rstrip(".")
+
+
+def _refuse(status: int, message: str):
+    if request.path.startswith("/api/"):
+        return jsonify({"error": message}), status
+    return Response(message + "\n", status=status, mimetype="text/plain")
 
 
 def check_join_code():
@@ -25,10 +77,7 @@ def check_join_code():
     offered = request.args.get("code") or request.cookies.get(JOIN_COOKIE) or request.headers.get("X-Join-Code")
     if offered and hmac.compare_digest(offered.encode(), code.encode()):
         return None
-    message = "This scorepad needs its join code: scan the QR code or open the URL the server printed."
-    if request.path.startswith("/api/"):
-        return jsonify({"error": message}), 403
-    return Response(message + "\n", status=403, mimetype="text/plain")
+    return _refuse(403, "This scorepad needs its join code: scan the QR code or open the URL the server printed.")
 
 
 def remember_join_code(response: Response) -> Response:
