@@ -40,9 +40,8 @@ def create_app(db_path: str | Path, *, join_code: str | None = None, lan_hosts: 
     hosts = (*LOOPBACK_HOSTS, *(h.lower() for h in lan_hosts if h.lower() not in LOOPBACK_HOSTS))
     settings = ServerSettings(join_code=join_code, hosts=hosts, keepalive_s=keepalive_s)
     app = Flask(__name__, static_folder=str(WEB_DIR / "static"), static_url_path="/static")
-    # A little room above the photo limit for the multipart framing; the photo itself is
-    # checked against MAX_PHOTO_BYTES exactly.
-    app.config["MAX_CONTENT_LENGTH"] = MAX_PHOTO_BYTES + 1024 * 1024
+    # The most any body may be; each route then allows its own (guards.limit_body).
+    app.config["MAX_CONTENT_LENGTH"] = MAX_PHOTO_BYTES + guards.MULTIPART_SLACK
     app.config["WEB_DIR"] = WEB_DIR
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["companion"] = {
@@ -87,7 +86,9 @@ def make_server(app: Flask, host: str, port: int, threads: int = 32):
     from waitress.server import create_server
 
     return create_server(app, host=host, port=port, threads=threads, ident="phase10-companion",
-                         channel_timeout=300)
+                         channel_timeout=300,
+                         # waitress refuses a larger body itself, before it spools it to disk
+                         max_request_body_size=MAX_PHOTO_BYTES + guards.MULTIPART_SLACK)
 
 
 def shutdown(app: Flask, server, loop_thread: threading.Thread | None = None) -> None:

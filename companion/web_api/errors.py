@@ -10,8 +10,9 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from companion.dice import DiceError
 from companion.game import GameError
 from companion.store import Conflict, NotFound
+from companion.web_api import guards
 from companion.web_api.fields import ApiError, sentence
-from companion.web_api.settings import MAX_PHOTO_BYTES
+from companion.web_api.settings import MAX_JSON_BYTES, MAX_PHOTO_BYTES
 
 log = logging.getLogger("companion.server")
 
@@ -39,14 +40,19 @@ def install(app: Flask) -> None:
 
     @app.errorhandler(RequestEntityTooLarge)
     def too_large(exc):
-        limit = MAX_PHOTO_BYTES // (1024 * 1024)
-        return jsonify({"error": f"The photo is larger than {limit} MB. Nothing was changed; "
-                                 "take a smaller photo or lower the camera resolution."}), 413
+        if guards.route_takes_photo():
+            limit = MAX_PHOTO_BYTES // (1024 * 1024)
+            return jsonify({"error": f"The photo is larger than {limit} MB. Nothing was changed; "
+                                     "take a smaller photo or lower the camera resolution."}), 413
+        return jsonify({"error": f"The request is larger than {MAX_JSON_BYTES // 1024} KB, more than any "
+                                 "request of this API needs. Nothing was changed."}), 413
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException):
         if request.path.startswith("/api/"):
-            return jsonify({"error": exc.description}), exc.code
+            # the exception's own headers too: a 405's Allow, a 503's Retry-After
+            headers = [(k, v) for k, v in exc.get_headers() if k.lower() != "content-type"]
+            return jsonify({"error": exc.description}), exc.code, headers
         return exc
 
     @app.errorhandler(Exception)

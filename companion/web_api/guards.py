@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import hmac
 
-from flask import Flask, Response, jsonify, request
+from flask import Flask, Response, current_app, jsonify, request
 
 from companion.web_api import context
+from companion.web_api.settings import MAX_JSON_BYTES, MAX_PHOTO_BYTES
+
+# Room above the photo limit for the multipart framing; the photo itself is checked exactly.
+MULTIPART_SLACK = 1024 * 1024
 
 JOIN_COOKIE = "p10_join"
 JOIN_COOKIE_DAYS = 30
@@ -20,7 +24,28 @@ def install(app: Flask) -> None:
     app.before_request(check_host)
     app.before_request(check_origin)
     app.before_request(check_join_code)
+    app.before_request(limit_body)
     app.after_request(remember_join_code)
+
+
+def takes_photo(view):
+    """Mark a route that takes a photo upload: its body may be a photo's size, not a JSON's."""
+    view.takes_photo = True
+    return view
+
+
+def route_takes_photo() -> bool:
+    view = current_app.view_functions.get(request.endpoint or "")
+    return bool(getattr(view, "takes_photo", False))
+
+
+def limit_body():
+    """The most a request body may be, by route: refused (413) before any of it is parsed."""
+    if route_takes_photo():
+        request.max_content_length = MAX_PHOTO_BYTES + MULTIPART_SLACK
+        request.max_form_parts = 4
+    else:
+        request.max_content_length = MAX_JSON_BYTES
 
 
 def check_host():

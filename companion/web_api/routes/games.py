@@ -9,6 +9,7 @@ from companion.store import NotFound
 from companion.web_api import context
 from companion.web_api.fields import ApiError, faces, field, json_body, sentence
 from companion.web_api.games import game_config, game_state, game_summary, photo_labels, reading_json
+from companion.web_api.guards import takes_photo
 from companion.web_api.photos import uploaded_photo
 
 bp = Blueprint("games", __name__, url_prefix="/api/games")
@@ -101,6 +102,7 @@ def undo_attempt(game_id: str, seq: int):
 
 
 @bp.post("/<game_id>/photos")
+@takes_photo
 def upload_photo(game_id: str):
     store = context.store()
     store.get_game(game_id)  # 404 first: an unknown game should not cost a model run

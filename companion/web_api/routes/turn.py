@@ -10,6 +10,7 @@ from companion.seating import SeatingError, first_player
 from companion.web_api import context
 from companion.web_api.fields import ApiError, faces, field, json_body, phase, sentence, tokens
 from companion.web_api.games import reading_json
+from companion.web_api.guards import takes_photo
 from companion.web_api.photos import uploaded_photo
 
 bp = Blueprint("turn", __name__, url_prefix="/api")
@@ -48,6 +49,7 @@ def decide_first_player():
 
 
 @bp.post("/read")
+@takes_photo
 def read_only():
     """Read dice without keeping the photo (the starter roll before a game exists)."""
     data, _mime = uploaded_photo()
