@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import io
 import json
+import sqlite3
+import struct
+import zlib
 
 import pytest
 
@@ -121,3 +124,71 @@ def test_a_wrong_method_says_which_methods_the_route_takes(client):
     assert response.status_code == 405
     assert set(response.headers["Allow"].split(", ")) >= {"POST"}
     assert response.json["error"]
+
+
+# --- what one photo may cost --------------------------------------------------------------------
+
+def png_chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def one_bit_png(width: int, height: int) -> bytes:
+    """A black 1-bit PNG: a few KB on the wire, width x height pixels once decoded."""
+    row = b"\0" * (1 + (width + 7) // 8)
+    header = struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", header) + png_chunk(b"IDAT", zlib.compress(row * height, 9))
+            + png_chunk(b"IEND", b""))
+
+
+BOMB = one_bit_png(9999, 9999)  # 12 KB; decoded whole it took 3.5 s and over a gigabyte
+
+
+def test_a_small_png_of_100_megapixels_is_refused_from_its_header():
+    from companion.vision.image_io import MAX_FULL_DECODE_PIXELS, load_work_image
+    from companion.vision.reading import ImageError
+
+    assert len(BOMB) < 20_000 and 9999 * 9999 > MAX_FULL_DECODE_PIXELS
+    with pytest.raises(ImageError, match=r"9999x9999 \(100 MP\), too large to decode safely: a PNG image may have"):
+        load_work_image(BOMB)
+
+
+def test_an_upload_of_the_png_bomb_is_refused_and_stores_nothing(client, app):
+    game = client.post("/api/games", json={"players": ["Ann"]}).json
+    for path in ("/api/read", f"/api/games/{game['id']}/photos"):
+        response = client.post(path, data=photo_form(BOMB), content_type="multipart/form-data")
+        assert response.status_code == 422, path
+        assert "9999x9999" in response.json["error"] and "smaller photo" in response.json["error"]
+    with sqlite3.connect(app.extensions["companion"]["store"].path) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM photos").fetchone()[0] == 0
+
+
+def test_a_png_too_large_for_pillow_itself_is_called_too_large_not_broken(client):
+    response = client.post("/api/read", data=photo_form(png_header(30000, 30000)), content_type="multipart/form-data")
+    assert response.status_code == 422
+    assert "too large" in response.json["error"] and "broken" not in response.json["error"]
+    assert "DecompressionBomb" not in response.json["error"] and "pixels" not in response.json["error"]
+
+
+def png_header(width: int, height: int) -> bytes:
+    """A PNG that claims a size in its header and holds almost no pixel data."""
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", header) + png_chunk(b"IDAT", zlib.compress(b"\0" * 16))
+            + png_chunk(b"IEND", b""))
+
+
+def test_a_large_png_within_the_budget_is_read_upright_at_working_size():
+    from PIL import Image
+
+    from companion.vision.image_io import WORK_LONG_SIDE, load_work_image
+
+    image = Image.new("RGB", (4800, 1200), (128, 128, 128))
+    image.paste((220, 20, 20), (0, 0, 1200, 300))  # red in the stored top-left corner
+    exif = Image.Exif()
+    exif[0x0112] = 6  # stored turned: upright, the photo is 1200 wide and 4800 tall
+    out = io.BytesIO()
+    image.save(out, "PNG", exif=exif.tobytes())
+    work = load_work_image(out.getvalue())
+    assert (work.full_width, work.full_height) == (1200, 4800)
+    assert max(work.rgb.shape[:2]) == WORK_LONG_SIDE and work.rgb.shape[0] > work.rgb.shape[1]
+    h, w = work.rgb.shape[:2]
+    assert work.rgb[h // 16, w - 5].tolist() == [220, 20, 20]  # orientation 6: top-left goes top-right

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import logging
 import threading
+import warnings
 from typing import Any
 
 from flask import request
@@ -54,20 +55,31 @@ class PhotoReader:
 
 
 def check_image(data: bytes) -> None:
-    """Refuse what is plainly not an image before any model is loaded (reads the header only)."""
+    """Refuse what is plainly not an image, or would cost too much to decode, before any
+    model is loaded (reads the header only)."""
     from PIL import Image, UnidentifiedImageError
 
+    from companion.vision import ImageError
+    from companion.vision.image_io import check_size
     from companion.vision.reading import HEIC_ADVICE, is_heic
 
     try:
-        with Image.open(io.BytesIO(data)) as image:
-            image.size  # noqa: B018 - opening parsed the header; the size proves it
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # check_size decides
+            with Image.open(io.BytesIO(data)) as image:
+                check_size(image)
+    except ImageError as exc:
+        raise ApiError(422, f"This photo cannot be read: {exc}. Nothing was changed; send a smaller photo.") from None
+    except Image.DecompressionBombError:
+        limit = 2 * (Image.MAX_IMAGE_PIXELS or 0) / 1e6
+        raise ApiError(422, f"This photo cannot be read: it has more than {limit:.0f} MP, too large to decode "
+                            "safely. Nothing was changed; send a smaller photo.") from None
     except UnidentifiedImageError:
         if is_heic(data[:12]):
             raise ApiError(422, f"This is {HEIC_ADVICE}. Nothing was changed.") from None
         raise ApiError(422, "This file is not a photo (JPEG, PNG or WebP expected). Nothing was changed.") from None
-    except Exception as exc:  # noqa: BLE001 - any header Pillow cannot parse is a broken image
-        raise ApiError(422, f"This photo is broken and cannot be read ({exc}). Nothing was changed.") from None
+    except Exception:  # noqa: BLE001 - any header Pillow cannot parse is a broken image
+        raise ApiError(422, "This photo is broken: its header cannot be read. Nothing was changed.") from None
 
 
 def uploaded_photo() -> tuple[bytes, str]:
@@ -88,7 +100,9 @@ def _sniff_mime(data: bytes, declared: str | None) -> str:
     from PIL import Image
 
     try:
-        with Image.open(io.BytesIO(data)) as image:
-            return Image.MIME.get(image.format or "", "application/octet-stream")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # check_image decides
+            with Image.open(io.BytesIO(data)) as image:
+                return Image.MIME.get(image.format or "", "application/octet-stream")
     except Exception:  # noqa: BLE001 - the reader refuses it later with a clear message
         return declared if declared and declared.startswith("image/") else "application/octet-stream"
