@@ -22,7 +22,7 @@ from companion.web_api.broadcast import Broadcaster
 from companion.web_api.games import ReplayCache
 from companion.web_api.photos import PhotoReader
 from companion.web_api.routes import BLUEPRINTS
-from companion.web_api.settings import LOOPBACK_HOSTS, MAX_PHOTO_BYTES, ServerSettings
+from companion.web_api.settings import LOOPBACK_HOSTS, MAX_PHOTO_BYTES, MAX_STREAMS, ServerSettings
 
 log = logging.getLogger("companion.server")
 
@@ -31,14 +31,16 @@ MAX_UPLOAD = MAX_PHOTO_BYTES
 
 
 def create_app(db_path: str | Path, *, join_code: str | None = None, lan_hosts: Sequence[str] = (),
-               keepalive_s: float = 15.0, warm_advisor: bool = False) -> Flask:
+               keepalive_s: float = 15.0, max_streams: int = MAX_STREAMS,
+               warm_advisor: bool = False) -> Flask:
     """The app; `join_code` turns on LAN mode (every request must carry the code), and
     `lan_hosts` are the addresses it is then reached by (besides this machine's loopback).
+    `max_streams` live-update streams may be open at once (make_server gives them threads).
 
     `warm_advisor` builds the roll advisor's tables in a background thread (`companion serve`
     does; tests do not, so they stay fast) so that no player waits for a first advice."""
     hosts = (*LOOPBACK_HOSTS, *(h.lower() for h in lan_hosts if h.lower() not in LOOPBACK_HOSTS))
-    settings = ServerSettings(join_code=join_code, hosts=hosts, keepalive_s=keepalive_s)
+    settings = ServerSettings(join_code=join_code, hosts=hosts, keepalive_s=keepalive_s, max_streams=max_streams)
     app = Flask(__name__, static_folder=str(WEB_DIR / "static"), static_url_path="/static")
     # The most any body may be; each route then allows its own (guards.limit_body).
     app.config["MAX_CONTENT_LENGTH"] = MAX_PHOTO_BYTES + guards.MULTIPART_SLACK
@@ -48,7 +50,7 @@ def create_app(db_path: str | Path, *, join_code: str | None = None, lan_hosts: 
         "settings": settings,
         "store": Store(db_path),
         "cache": ReplayCache(),
-        "events": Broadcaster(keepalive_s=settings.keepalive_s),
+        "events": Broadcaster(settings.keepalive_s, settings.max_streams, settings.disconnect_poll_s),
         "photos": PhotoReader(settings.photo_reads),
     }
     guards.install(app)
@@ -81,12 +83,18 @@ def new_join_code() -> str:
     return secrets.token_urlsafe(6)
 
 
-def make_server(app: Flask, host: str, port: int, threads: int = 32):
-    """A waitress server (not started). Each open live stream holds a thread, hence many."""
+def make_server(app: Flask, host: str, port: int, threads: int = 16):
+    """A waitress server (not started) with `threads` workers for requests.
+
+    Each open live stream holds a worker while it waits, so the app's max_streams workers
+    are added for them: requests always have `threads` of their own. A stream notices a
+    client that left within a second (waitress reads ahead on the connection to tell)."""
     from waitress.server import create_server
 
-    return create_server(app, host=host, port=port, threads=threads, ident="phase10-companion",
-                         channel_timeout=300,
+    settings: ServerSettings = app.extensions["companion"]["settings"]
+    return create_server(app, host=host, port=port, threads=threads + settings.max_streams,
+                         connection_limit=settings.max_streams + 100, channel_request_lookahead=1,
+                         ident="phase10-companion", channel_timeout=300,
                          # waitress refuses a larger body itself, before it spools it to disk
                          max_request_body_size=MAX_PHOTO_BYTES + guards.MULTIPART_SLACK)
 

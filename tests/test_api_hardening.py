@@ -4,10 +4,13 @@ threads and sockets matter)."""
 
 from __future__ import annotations
 
+import http.client
 import io
 import json
 import sqlite3
 import struct
+import threading
+import time
 import zlib
 
 import pytest
@@ -192,3 +195,83 @@ def test_a_large_png_within_the_budget_is_read_upright_at_working_size():
     assert max(work.rgb.shape[:2]) == WORK_LONG_SIDE and work.rgb.shape[0] > work.rgb.shape[1]
     h, w = work.rgb.shape[:2]
     assert work.rgb[h // 16, w - 5].tolist() == [220, 20, 20]  # orientation 6: top-left goes top-right
+
+
+# --- live streams cannot starve requests --------------------------------------------------------
+
+class Served:
+    """The app under waitress on a free loopback port, with few threads so limits show."""
+
+    def __init__(self, db_path, threads: int, max_streams: int, keepalive_s: float = 30.0):
+        from companion.server import make_server
+
+        self.app = create_app(db_path, keepalive_s=keepalive_s, max_streams=max_streams)
+        self.server = make_server(self.app, "127.0.0.1", 0, threads=threads)
+        self.port = self.server.effective_port
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> "Served":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from companion.server import shutdown
+
+        shutdown(self.app, self.server, self.thread)
+
+    def call(self, method: str, path: str, body=None, timeout: float = 5.0):
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            conn.request(method, path, None if body is None else json.dumps(body),
+                         {"Content-Type": "application/json"})
+            response = conn.getresponse()
+            return response.status, dict(response.getheaders()), response.read()
+        finally:
+            conn.close()
+
+    def open_stream(self, game_id: str) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+        conn.request("GET", f"/api/games/{game_id}/events")
+        response = conn.getresponse()
+        if response.status == 200:
+            assert response.readline() == b"retry: 2000\n"  # the stream has started
+        return conn, response
+
+
+def test_open_streams_leave_the_request_threads_free_and_past_the_cap_say_retry(db_path):
+    with Served(db_path, threads=2, max_streams=6) as served:
+        _, _, body = served.call("POST", "/api/games", {"players": ["Ann"]})
+        game_id = json.loads(body)["id"]
+        streams = [served.open_stream(game_id) for _ in range(6)]
+        assert all(response.status == 200 for _, response in streams)
+        for _ in range(4):  # more than the 2 request threads, one after another
+            status, _, _ = served.call("GET", "/api/info", timeout=3)
+            assert status == 200
+        conn, refused = served.open_stream(game_id)
+        assert refused.status == 503 and int(refused.getheader("Retry-After")) > 0
+        assert "try again" in json.loads(refused.read())["error"]
+        for c, response in [*streams, (conn, refused)]:
+            response.close()
+            c.close()
+
+
+def test_a_closed_stream_frees_its_place_within_seconds_not_at_the_next_keepalive(db_path):
+    with Served(db_path, threads=1, max_streams=3, keepalive_s=30.0) as served:
+        _, _, body = served.call("POST", "/api/games", {"players": ["Ann"]})
+        game_id = json.loads(body)["id"]
+        for _ in range(3):  # three rounds of three page reloads
+            streams = [served.open_stream(game_id) for _ in range(3)]
+            assert [response.status for _, response in streams] == [200, 200, 200]
+            for conn, response in streams:
+                response.close()  # the response holds the socket open too
+                conn.close()
+            deadline = time.monotonic() + 4  # the server looks every second
+            while time.monotonic() < deadline:
+                conn, response = served.open_stream(game_id)
+                response.close()
+                conn.close()
+                if response.status == 200:
+                    break
+                time.sleep(0.2)
+            assert response.status == 200, "the closed streams still hold their places"
+            time.sleep(1.5)  # the probe stream's place too

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from companion.store import default_db_path
+from companion.web_api.settings import MAX_STREAMS
 
 DEFAULT_PORT = 8010
 
@@ -25,8 +26,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--db", type=Path, default=None,
                         help=f"SQLite database (default {default_db_path()})")
     parser.add_argument("--lan", action="store_true", help="serve on the local network with a join code and QR code")
-    parser.add_argument("--threads", type=int, default=32,
-                        help="worker threads; each open page holds one for its live updates (default 32)")
+    parser.add_argument("--threads", type=int, default=16,
+                        help="worker threads for requests (default 16); live updates have their own")
+    parser.add_argument("--max-streams", type=int, default=MAX_STREAMS,
+                        help=f"open pages getting live updates at once; more are asked to retry (default {MAX_STREAMS})")
     parser.set_defaults(func=run)
 
 
@@ -35,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
 
     db = args.db or default_db_path()
     code = new_join_code() if args.lan else None
-    app = create_app(db, join_code=code, lan_hosts=lan_addresses() if args.lan else (), warm_advisor=True)
+    app = create_app(db, join_code=code, lan_hosts=lan_addresses() if args.lan else (),
+                     max_streams=args.max_streams, warm_advisor=True)
     host = "0.0.0.0" if args.lan else "127.0.0.1"
     try:
         server = make_server(app, host, args.port, threads=args.threads)

@@ -1,20 +1,34 @@
-"""An in-process broadcaster for server-sent events: one queue per open stream."""
+"""An in-process broadcaster for server-sent events: one queue per open stream.
+
+Each open stream holds a server worker thread while it waits, so the number open at once
+is capped (`Busy` past it) and a stream whose client went away ends within
+`poll_s`: the server says so (waitress's ``waitress.client_disconnected``), without waiting
+for a keep-alive write to fail.
+"""
 
 from __future__ import annotations
 
 import json
 import queue
 import threading
-from typing import Any, Iterator
+import time
+from typing import Any, Callable, Iterator
 
 _CLOSE = object()  # put on every queue at shutdown so each stream ends cleanly
 
 
+class Busy(Exception):
+    """As many streams are open as the server has threads for them."""
+
+
 class Broadcaster:
-    def __init__(self, keepalive_s: float = 15.0):
+    def __init__(self, keepalive_s: float = 15.0, max_streams: int = 128, poll_s: float = 1.0):
         self.keepalive_s = keepalive_s
+        self.max_streams = max_streams
+        self.poll_s = min(poll_s, keepalive_s)
         self._lock = threading.Lock()
         self._subscribers: dict[str, set[queue.Queue]] = {}
+        self._open = 0
         self._closed = threading.Event()
 
     def publish(self, topic: str, event: str, data: Any) -> None:
@@ -32,41 +46,76 @@ class Broadcaster:
         for q in targets:
             q.put(_CLOSE)
 
-    def stream(self, topic: str, first: tuple[str, Any] | None = None) -> Iterator[str]:
+    def stream(self, topic: str, first: tuple[str, Any] | None = None,
+               gone: Callable[[], bool] | None = None) -> "Stream":
         """SSE text for one client: `first` at once, then every publish, with keep-alive comments.
 
-        The subscription is made before the generator is returned, so nothing published
-        between the caller's snapshot and the first read is lost.
+        The subscription is made before the stream is returned, so nothing published between
+        the caller's snapshot and the first read is lost. `gone()` says the client has left.
+        Raises Busy when `max_streams` are open already.
         """
         q: queue.Queue = queue.Queue()
         with self._lock:
+            if self._open >= self.max_streams:
+                raise Busy(f"{self._open} live streams are open, the most this server holds")
+            self._open += 1
             self._subscribers.setdefault(topic, set()).add(q)
-        return self._drain(topic, q, first)
+        return Stream(self._drain(q, first, gone or (lambda: False)), lambda: self._unsubscribe(topic, q))
 
-    def _drain(self, topic: str, q: queue.Queue, first: tuple[str, Any] | None) -> Iterator[str]:
-        try:
-            # The retry hint makes browsers reconnect quickly after a server restart.
-            yield "retry: 2000\n\n"
-            if first is not None:
-                yield _frame(*first)
-            while not self._closed.is_set():
-                try:
-                    message = q.get(timeout=self.keepalive_s)
-                except queue.Empty:
-                    # A comment line keeps proxies from timing out and lets the server notice
-                    # a client that went away (the write fails).
-                    yield ": keep-alive\n\n"
-                    continue
-                if message is _CLOSE:
+    def _unsubscribe(self, topic: str, q: queue.Queue) -> None:
+        with self._lock:
+            subs = self._subscribers.get(topic)
+            if subs is None or q not in subs:
+                return
+            subs.discard(q)
+            self._open -= 1
+            if not subs:
+                del self._subscribers[topic]
+
+    def _drain(self, q: queue.Queue, first: tuple[str, Any] | None, gone: Callable[[], bool]) -> Iterator[str]:
+        # The retry hint makes browsers reconnect quickly after a server restart.
+        yield "retry: 2000\n\n"
+        if first is not None:
+            yield _frame(*first)
+        quiet_since = time.monotonic()
+        while not self._closed.is_set():
+            try:
+                message = q.get(timeout=self.poll_s)
+            except queue.Empty:
+                if gone():
                     return
-                yield message
-        finally:
-            with self._lock:
-                subs = self._subscribers.get(topic)
-                if subs is not None:
-                    subs.discard(q)
-                    if not subs:
-                        del self._subscribers[topic]
+                if time.monotonic() - quiet_since >= self.keepalive_s:
+                    # A comment line keeps proxies from timing out an idle stream.
+                    quiet_since = time.monotonic()
+                    yield ": keep-alive\n\n"
+                continue
+            if message is _CLOSE or gone():
+                return
+            quiet_since = time.monotonic()
+            yield message
+
+
+class Stream:
+    """One client's stream: iterate it for the text; `close()` (the server calls it, even
+    for a stream never started) ends the subscription."""
+
+    def __init__(self, messages: Iterator[str], unsubscribe: Callable[[], None]):
+        self._messages = messages
+        self._unsubscribe = unsubscribe
+
+    def __iter__(self) -> "Stream":
+        return self
+
+    def __next__(self) -> str:
+        try:
+            return next(self._messages)
+        except StopIteration:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        self._messages.close()  # type: ignore[attr-defined]
+        self._unsubscribe()
 
 
 def _frame(event: str, data: Any) -> str:

@@ -13,6 +13,7 @@ MAX_PHOTO_BYTES = 25 * 1024 * 1024  # one photo upload (the multipart framing ge
 MAX_JSON_BYTES = 64 * 1024  # a JSON request: a game of 8 players' names is under 1 KB
 MAX_JSON_DEPTH = 8  # the deepest request the API takes is 3 levels ({"rules": {...}})
 MAX_LIST_ITEMS = 64  # any list in a request (dice, players, rolls, sources)
+MAX_STREAMS = 128  # live-update streams open at once: a table's phones, many times over
 
 
 def cores() -> int:
@@ -32,7 +33,7 @@ class ServerSettings:
     keepalive_s: float = 15.0  # a comment on every idle live stream this often
     # Open live streams at once; each holds a worker thread, and make_server adds this many
     # threads to the request workers, so streams can never starve requests.
-    max_streams: int = 128
+    max_streams: int = MAX_STREAMS
     # How often an idle stream checks that its client is still there (waitress tells).
     disconnect_poll_s: float = 1.0
     photo_reads: int = field(default_factory=cores)  # photos decoded and read at once

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, jsonify
+from flask import Blueprint, Response, jsonify, request
 
 from companion.game import GameError
 from companion.store import NotFound
 from companion.web_api import context
+from companion.web_api.broadcast import Busy
 from companion.web_api.fields import ApiError, faces, field, json_body, sentence
 from companion.web_api.games import game_config, game_state, game_summary, photo_labels, reading_json
 from companion.web_api.guards import takes_photo
 from companion.web_api.photos import uploaded_photo
 
 bp = Blueprint("games", __name__, url_prefix="/api/games")
+STREAM_RETRY_S = 5  # a refused live stream: when to try again
 
 
 def _load(game_id: str):
@@ -62,7 +64,11 @@ def delete_game(game_id: str):
 @bp.get("/<game_id>/events")
 def game_events(game_id: str):
     first = ("state", _state(game_id))  # 404 before the stream starts if there is no game
-    stream = context.events().stream(game_id, first)
+    try:
+        stream = context.events().stream(game_id, first, request.environ.get("waitress.client_disconnected"))
+    except Busy as exc:
+        raise ApiError(503, f"The scorepad is busy: {exc}. Live updates resume when a page closes; "
+                            f"try again in {STREAM_RETRY_S} s.", {"Retry-After": str(STREAM_RETRY_S)}) from None
     return Response(stream, mimetype="text/event-stream",
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
