@@ -61,16 +61,24 @@ def field(body: dict[str, Any], name: str, kind: type[T], what: str, *, optional
 
     `optional`: absent or null gives None. `items`: the type of a list's items; a list
     longer than MAX_LIST_ITEMS is refused before anything looks at its items."""
-    value = body.get(name)
+    value = _whole(body.get(name))
     if value is None and optional:
         return None  # type: ignore[return-value]
-    ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+    ok = _is(value, kind)
     if ok and isinstance(value, list):
         if len(value) > MAX_LIST_ITEMS:
             raise ApiError(400, f"\"{name}\" has {len(value)} items; a request's lists hold at most {MAX_LIST_ITEMS}")
+        value = [_whole(item) for item in value]
         ok = items is None or all(_is(item, items) for item in value)
     if not ok or (valid is not None and not valid(value)):
         raise ApiError(400, f"\"{name}\" must be {what}")
+    return value
+
+
+def _whole(value: Any) -> Any:
+    """JSON has one kind of number: 7.0 is the integer 7 (as JSON Schema says), 7.5 is not."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
+        return int(value)
     return value
 
 

@@ -43,7 +43,7 @@ def limit_body():
     """The most a request body may be, by route: refused (413) before any of it is parsed."""
     if route_takes_photo():
         request.max_content_length = MAX_PHOTO_BYTES + MULTIPART_SLACK
-        request.max_form_parts = 4
+        request.max_form_parts = 8  # the photo, and room for what a browser adds
     else:
         request.max_content_length = MAX_JSON_BYTES
 

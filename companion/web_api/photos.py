@@ -84,7 +84,13 @@ def check_image(data: bytes) -> None:
 
 def uploaded_photo() -> tuple[bytes, str]:
     """The bytes of the multipart field "photo" and the type they really are."""
-    upload = request.files.get("photo")
+    try:
+        upload = request.files.get("photo")
+    except RequestEntityTooLarge:
+        if (request.content_length or 0) > (request.max_content_length or 0):
+            raise
+        # within the size limit: too many fields (the form parts limit)
+        raise ApiError(400, "send the photo alone, as multipart/form-data in the field \"photo\"") from None
     if upload is None:
         raise ApiError(400, "send the photo as multipart/form-data in the field \"photo\"")
     data = upload.read(MAX_PHOTO_BYTES + 1)

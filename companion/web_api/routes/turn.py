@@ -40,7 +40,8 @@ def advise_roll():
 @bp.post("/first-player")
 def decide_first_player():
     body = json_body()
-    players = field(body, "players", list, "a list of names", items=str)
+    players = field(body, "players", list, "a list of names", items=str,
+                    valid=lambda names: all(name.strip() for name in names))
     rolls = field(body, "rolls", list, "a list of high-die rolls, one per player", items=int)
     try:
         return jsonify(first_player(players, rolls).to_json())
