@@ -11,6 +11,7 @@ import sqlite3
 import struct
 import threading
 import time
+import urllib.request
 import zlib
 
 import pytest
@@ -275,3 +276,35 @@ def test_a_closed_stream_frees_its_place_within_seconds_not_at_the_next_keepaliv
                 time.sleep(0.2)
             assert response.status == 200, "the closed streams still hold their places"
             time.sleep(1.5)  # the probe stream's place too
+
+
+# --- headers ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", ["/", "/api/info", "/static/js/app.js", "/api/games/nope"])
+def test_every_answer_carries_the_security_headers(client, path):
+    headers = client.get(path).headers
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    policy = headers["Content-Security-Policy"]
+    assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy and "unsafe-inline" not in policy
+
+
+def test_players_photos_are_private_to_the_browser(app, client):
+    game = client.post("/api/games", json={"players": ["Ann"]}).json
+    photo_id = app.extensions["companion"]["store"].add_photo(game["id"], "image/png", one_bit_png(8, 8), {"dice": []})
+    cache = client.get(f"/api/photos/{photo_id}").headers["Cache-Control"]
+    assert "private" in cache and "public" not in cache
+
+
+@pytest.mark.browser
+def test_the_page_runs_under_its_content_security_policy(page, live_server):
+    refused: list[str] = []
+    page.on("console", lambda message: refused.append(message.text) if "Content Security Policy" in message.text else None)
+    game = json.loads(urllib.request.urlopen(urllib.request.Request(
+        f"{live_server.url}/api/games", data=json.dumps({"players": ["Ann", "Bob"]}).encode(),
+        headers={"Content-Type": "application/json"})).read())
+    page.goto("/")
+    page.wait_for_selector("text=Ann")  # the start screen lists the game
+    page.goto(f"/#/game/{game['id']}")
+    page.wait_for_selector("#dice", state="attached")  # the turn screen
+    page.wait_for_timeout(300)
+    assert refused == []

@@ -14,4 +14,7 @@ bp = Blueprint("photos", __name__, url_prefix="/api")
 @bp.get("/photos/<int:photo_id>")
 def get_photo(photo_id: int):
     photo = context.store().get_photo(photo_id)
-    return send_file(io.BytesIO(photo.data), mimetype=photo.mime, max_age=3600)
+    response = send_file(io.BytesIO(photo.data), mimetype=photo.mime, max_age=3600)
+    response.cache_control.public = False
+    response.cache_control.private = True  # a phone may keep it; no shared cache may
+    return response
