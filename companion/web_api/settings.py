@@ -11,7 +11,7 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 MAX_PHOTO_BYTES = 25 * 1024 * 1024  # one photo upload (the multipart framing gets 1 MB more)
 MAX_JSON_BYTES = 64 * 1024  # a JSON request: a game of 8 players' names is under 1 KB
-MAX_JSON_DEPTH = 8  # the deepest request the API takes is 3 levels ({"rules": {...}})
+MAX_JSON_DEPTH = 8  # the deepest request the API takes has 2 levels ({"rules": {...}})
 MAX_LIST_ITEMS = 64  # any list in a request (dice, players, rolls, sources)
 MAX_STREAMS = 128  # live-update streams open at once: a table's phones, many times over
 
