@@ -126,7 +126,8 @@ def phone_loop(phone: Phone, deadline: float, photos: "PhotoQueue", rng: random.
         if state is None:
             time.sleep(0.2)
             continue
-        phone.json("POST", "/api/evaluate", "POST /api/evaluate", (200,), {"phase": state["phase"] or 1, "dice": roll()})
+        body = {"phase": state["phase"] or 1, "dice": roll()}
+        phone.json("POST", "/api/evaluate", "POST /api/evaluate", (200,), body)
         if rng.random() < 0.3:
             phone.json("GET", "/api/info", "GET /api/info", (200,))
         if rng.random() < 0.1:
@@ -363,7 +364,8 @@ def main(argv: list[str] | None = None) -> int:
         process, port = start_server(Path(tmp) / "soak.sqlite3")
         try:
             setup = Phone(port, "", figures)
-            _, game = setup.json("POST", "/api/games", "POST /api/games", (201,), {"players": ["Ann", "Bob", "Cy", "Di"]})
+            players = {"players": ["Ann", "Bob", "Cy", "Di"]}
+            _, game = setup.json("POST", "/api/games", "POST /api/games", (201,), players)
             gid = game["id"]
             rss = [rss_mb(process.pid)]
             rss_start = rss[0]
@@ -407,7 +409,8 @@ def report(args, figures: Figures, clients: list[StreamClient], final: dict, rss
           f"{sum(figures.photos.values())} photo uploads; {figures.requests} requests")
     print(f"{'route':42} {'n':>6} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
     for route, times in sorted(figures.times.items()):
-        print(f"{route:42} {len(times):6d} {statistics.median(times):8.1f} {percentile(times, 0.95):8.1f} {max(times):8.1f}")
+        print(f"{route:42} {len(times):6d} {statistics.median(times):8.1f} {percentile(times, 0.95):8.1f} "
+              f"{max(times):8.1f}")
     first = [ms for c in clients for ms in c.first_event_ms]
     if first:
         print(f"{'GET /api/games/{id}/events (first event)':42} {len(first):6d} {statistics.median(first):8.1f} "

@@ -298,7 +298,7 @@ def test_players_photos_are_private_to_the_browser(app, client):
 @pytest.mark.browser
 def test_the_page_runs_under_its_content_security_policy(page, live_server):
     refused: list[str] = []
-    page.on("console", lambda message: refused.append(message.text) if "Content Security Policy" in message.text else None)
+    page.on("console", lambda msg: refused.append(msg.text) if "Content Security Policy" in msg.text else None)
     game = json.loads(urllib.request.urlopen(urllib.request.Request(
         f"{live_server.url}/api/games", data=json.dumps({"players": ["Ann", "Bob"]}).encode(),
         headers={"Content-Type": "application/json"})).read())

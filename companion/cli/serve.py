@@ -31,7 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--threads", type=int, default=16,
                         help="worker threads for requests (default 16); live updates have their own")
     parser.add_argument("--max-streams", type=int, default=MAX_STREAMS,
-                        help=f"open pages getting live updates at once; more are asked to retry (default {MAX_STREAMS})")
+                        help="open pages getting live updates at once; more are asked to retry "
+                        f"(default {MAX_STREAMS})")
     parser.set_defaults(func=run)
 
 

@@ -20,10 +20,8 @@ from companion.web_api.fields import field
 MAX_NAME = 30
 
 
-def game_config(body: Any) -> dict[str, Any]:
+def game_config(body: dict[str, Any]) -> dict[str, Any]:
     """Check a create-game request and return the config to store (the game validates it too)."""
-    if not isinstance(body, dict):
-        raise GameError("send a JSON object with \"players\", \"mode\" and \"rules\"")
     players = [p.strip() for p in field(body, "players", list, "a list of names", items=str)]
     too_long = [p for p in players if len(p) > MAX_NAME]
     if too_long:

@@ -164,7 +164,10 @@ def openapi_document() -> dict[str, Any]:
                                    "`deleted`; comment lines keep the stream alive",
                         "responses": {"200": {"description": "text/event-stream",
                                               "content": {"text/event-stream": {"schema": {"type": "string"}}}},
-                                      "404": _err("no such game")}}},
+                                      "404": _err("no such game"),
+                                      "503": {**_err("as many streams are open as the server holds; try again "
+                                                     "after Retry-After seconds"),
+                                              "headers": {"Retry-After": {"schema": {"type": "integer"}}}}}}},
             "/api/games/{game_id}/attempts": {
                 "parameters": [_GAME_ID],
                 "post": {"summary": "Confirm an attempt: the player's final dice for their current phase",
