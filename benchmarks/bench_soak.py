@@ -234,6 +234,11 @@ class StreamClient:
                 if event is None:
                     continue
                 kind, data = event
+                if kind == "busy":  # as many streams open as the server holds: as a browser does
+                    with self.figures.lock:
+                        self.figures.refused_streams += 1
+                    time.sleep(data["retry_after"])
+                    return
                 if kind == "state":
                     if first is None:
                         first = time.monotonic()
@@ -417,7 +422,7 @@ def report(args, figures: Figures, clients: list[StreamClient], final: dict, rss
               f"{percentile(first, 0.95):8.1f} {max(first):8.1f}")
     opened = figures.open_samples or [0]
     print(f"live streams open during the run: min {min(opened)}, median {statistics.median(opened):.0f}, "
-          f"max {max(opened)}; sessions {sum(len(c.sessions) for c in clients)}, refused (503, retried) "
+          f"max {max(opened)}; sessions {sum(len(c.sessions) for c in clients)}, refused (busy, retried) "
           f"{figures.refused_streams}")
     missed, owed = missed_updates(clients, figures.changes)
     print(f"live updates: {missed} missed of {owed} owed to connected clients")

@@ -230,11 +230,11 @@ class Served:
         finally:
             conn.close()
 
-    def open_stream(self, game_id: str) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+    def open_stream(self, game_id: str, headers=None) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
-        conn.request("GET", f"/api/games/{game_id}/events")
+        conn.request("GET", f"/api/games/{game_id}/events", headers=headers or {})
         response = conn.getresponse()
-        if response.status == 200:
+        if response.status == 200 and not headers:
             assert response.readline() == b"retry: 2000\n"  # the stream has started
         return conn, response
 
@@ -251,7 +251,13 @@ def test_open_streams_leave_the_request_threads_free_and_past_the_cap_say_retry(
         conn, refused = served.open_stream(game_id)
         assert refused.status == 503 and int(refused.getheader("Retry-After")) > 0
         assert "try again" in json.loads(refused.read())["error"]
-        for c, response in [*streams, (conn, refused)]:
+        # A browser's EventSource stops at an error status but retries a stream that ends:
+        # it gets one saying when.
+        browser, busy = served.open_stream(game_id, {"Accept": "text/event-stream"})
+        assert busy.status == 200
+        text = busy.read().decode()  # the whole stream: it ends at once
+        assert text.startswith("retry: 5000\n\n") and "event: busy\n" in text and "try again" in text
+        for c, response in [*streams, (conn, refused), (browser, busy)]:
             response.close()
             c.close()
 

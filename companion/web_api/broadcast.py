@@ -46,13 +46,14 @@ class Broadcaster:
         for q in targets:
             q.put(_CLOSE)
 
-    def stream(self, topic: str, first: tuple[str, Any] | None = None,
+    def stream(self, topic: str, snapshot: Callable[[], tuple[str, Any]] | None = None,
                gone: Callable[[], bool] | None = None) -> "Stream":
-        """SSE text for one client: `first` at once, then every publish, with keep-alive comments.
+        """SSE text for one client: the event `snapshot()` makes, then every publish, with
+        keep-alive comments. `gone()` says the client has left.
 
-        The subscription is made before the stream is returned, so nothing published between
-        the caller's snapshot and the first read is lost. `gone()` says the client has left.
-        Raises Busy when `max_streams` are open already.
+        `snapshot` is called after subscribing, so nothing published in between is lost (a
+        change may come twice: in the snapshot and as its own event). An exception from it
+        ends the subscription and propagates. Raises Busy when `max_streams` are open already.
         """
         q: queue.Queue = queue.Queue()
         with self._lock:
@@ -60,6 +61,11 @@ class Broadcaster:
                 raise Busy(f"{self._open} live streams are open, the most this server holds")
             self._open += 1
             self._subscribers.setdefault(topic, set()).add(q)
+        try:
+            first = snapshot() if snapshot is not None else None
+        except BaseException:
+            self._unsubscribe(topic, q)
+            raise
         return Stream(self._drain(q, first, gone or (lambda: False)), lambda: self._unsubscribe(topic, q))
 
     def _unsubscribe(self, topic: str, q: queue.Queue) -> None:
@@ -116,6 +122,12 @@ class Stream:
     def close(self) -> None:
         self._messages.close()  # type: ignore[attr-defined]
         self._unsubscribe()
+
+
+def busy_stream(message: str, retry_s: int) -> Iterator[str]:
+    """The whole stream a client gets when no more can be open: try again in `retry_s`."""
+    yield f"retry: {retry_s * 1000}\n\n"
+    yield _frame("busy", {"error": message, "retry_after": retry_s})
 
 
 def _frame(event: str, data: Any) -> str:

@@ -161,7 +161,10 @@ def openapi_document() -> dict[str, Any]:
             "/api/games/{game_id}/events": {
                 "parameters": [_GAME_ID],
                 "get": {"summary": "Server-sent events: `state` (the Game, at once and after every change), "
-                                   "`deleted`; comment lines keep the stream alive",
+                                   "`deleted`; comment lines keep the stream alive. When as many streams are "
+                                   "open as the server holds, a client that accepts text/event-stream gets a "
+                                   "stream of one `busy` event ({error, retry_after}) with a `retry:` hint, "
+                                   "which a browser's EventSource follows; any other client gets 503",
                         "responses": {"200": {"description": "text/event-stream",
                                               "content": {"text/event-stream": {"schema": {"type": "string"}}}},
                                       "404": _err("no such game"),

@@ -7,7 +7,7 @@ from flask import Blueprint, Response, jsonify, request
 from companion.game import GameError
 from companion.store import NotFound
 from companion.web_api import context
-from companion.web_api.broadcast import Busy
+from companion.web_api.broadcast import Busy, busy_stream
 from companion.web_api.fields import ApiError, faces, field, json_body, sentence
 from companion.web_api.games import game_config, game_state, game_summary, photo_labels, reading_json
 from companion.web_api.guards import takes_photo
@@ -63,14 +63,20 @@ def delete_game(game_id: str):
 
 @bp.get("/<game_id>/events")
 def game_events(game_id: str):
-    first = ("state", _state(game_id))  # 404 before the stream starts if there is no game
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     try:
-        stream = context.events().stream(game_id, first, request.environ.get("waitress.client_disconnected"))
+        # The state is read after subscribing, so no change falls between the two; no game: 404.
+        stream = context.events().stream(game_id, lambda: ("state", _state(game_id)),
+                                         request.environ.get("waitress.client_disconnected"))
     except Busy as exc:
-        raise ApiError(503, f"The scorepad is busy: {exc}. Live updates resume when a page closes; "
-                            f"try again in {STREAM_RETRY_S} s.", {"Retry-After": str(STREAM_RETRY_S)}) from None
-    return Response(stream, mimetype="text/event-stream",
-                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        message = (f"The scorepad is busy: {exc}. Live updates resume when a page closes; "
+                   f"try again in {STREAM_RETRY_S} s.")
+        if request.accept_mimetypes.best == "text/event-stream":
+            # A browser's EventSource gives up on an error status, but reconnects by itself
+            # after a stream that ends: so it gets one that says when.
+            return Response(busy_stream(message, STREAM_RETRY_S), mimetype="text/event-stream", headers=headers)
+        raise ApiError(503, message, {"Retry-After": str(STREAM_RETRY_S)}) from None
+    return Response(stream, mimetype="text/event-stream", headers=headers)
 
 
 @bp.post("/<game_id>/attempts")
