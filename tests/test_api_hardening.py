@@ -314,3 +314,24 @@ def test_the_page_runs_under_its_content_security_policy(page, live_server):
     page.wait_for_selector("#dice", state="attached")  # the turn screen
     page.wait_for_timeout(300)
     assert refused == []
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_a_page_turned_away_at_the_stream_cap_gets_live_updates_once_a_place_is_free(browser, db_path):
+    with Served(db_path, threads=2, max_streams=1) as served:
+        _, _, body = served.call("POST", "/api/games", {"players": ["Ann", "Bob"]})
+        game = json.loads(body)
+        holder, held = served.open_stream(game["id"])  # the one place
+        context = browser.new_context(base_url=f"http://127.0.0.1:{served.port}")
+        page = context.new_page()
+        try:
+            page.goto(f"/#/game/{game['id']}")
+            page.wait_for_selector("#live.off", state="attached", timeout=10_000)  # turned away
+            held.close()
+            holder.close()
+            page.wait_for_selector("#live:not(.off):not([hidden])", timeout=15_000)  # it came back by itself
+            served.call("POST", f"/api/games/{game['id']}/attempts", {"player": "Ann", "seq": 0, "dice": PHASE1_MADE})
+            page.wait_for_selector("text=27", timeout=10_000)  # and the update arrived live
+        finally:
+            context.close()
