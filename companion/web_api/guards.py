@@ -14,9 +14,14 @@ MULTIPART_SLACK = 1024 * 1024
 
 JOIN_COOKIE = "p10_join"
 JOIN_COOKIE_DAYS = 30
-
-
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# The page is one module script and its own styles, photos and the camera: nothing inline,
+# nothing from elsewhere, never in a frame.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
+    "media-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
 
 
 def install(app: Flask) -> None:
@@ -27,15 +32,6 @@ def install(app: Flask) -> None:
     app.before_request(limit_body)
     app.after_request(remember_join_code)
     app.after_request(security_headers)
-
-
-# The page is one module script and its own styles, photos and the camera: nothing inline,
-# nothing from elsewhere, never in a frame.
-CONTENT_SECURITY_POLICY = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
-    "media-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
-    "form-action 'self'; frame-ancestors 'none'"
-)
 
 
 def security_headers(response: Response) -> Response:
