@@ -335,3 +335,13 @@ def test_a_page_turned_away_at_the_stream_cap_gets_live_updates_once_a_place_is_
             page.wait_for_selector("text=27", timeout=10_000)  # and the update arrived live
         finally:
             context.close()
+
+
+@pytest.mark.parametrize("fmt", ["BMP", "GIF", "TIFF", "PPM"])
+def test_image_formats_no_phone_sends_are_refused_before_any_decoder_runs(client, fmt):
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (32, 24), (200, 190, 170)).save(out, fmt)
+    response = client.post("/api/read", data=photo_form(out.getvalue()), content_type="multipart/form-data")
+    assert response.status_code == 422 and "JPEG, PNG or WebP" in response.json["error"]

@@ -93,7 +93,7 @@ _SCHEMAS: dict[str, Any] = {
 }
 
 
-def openapi_document() -> dict[str, Any]:
+def _document() -> dict[str, Any]:
     game = {"$ref": "#/components/schemas/Game"}
     tokens = {"type": "array", "items": {"$ref": "#/components/schemas/Token"}, "minItems": 1, "maxItems": 10}
     return {
@@ -209,3 +209,48 @@ def openapi_document() -> dict[str, Any]:
         },
         "components": {"schemas": _SCHEMAS},
     }
+
+
+# Each operation's id: its method and path, read as words ("post_api_games_game_id_attempts").
+def _operation_id(method: str, path: str) -> str:
+    words = path.replace("{", "").replace("}", "").replace(".", "_").strip("/").replace("/", "_").replace("-", "_")
+    return f"{method}_{words}"
+
+
+# What a response gives the requests that may follow it (OpenAPI links): the game a create
+# made, the attempt a confirm recorded, the photo an upload kept.
+_LINKS = {
+    ("/api/games", "post", "201"): {
+        f"{name}": {"operationId": _operation_id(method, path), "parameters": {"game_id": "$response.body#/id"}}
+        for name, method, path in (
+            ("GetGame", "get", "/api/games/{game_id}"), ("DeleteGame", "delete", "/api/games/{game_id}"),
+            ("UploadPhoto", "post", "/api/games/{game_id}/photos"))
+    } | {
+        # the first player's turn: whatever dice are rolled, this confirm is recorded
+        "RecordAttempt": {"operationId": _operation_id("post", "/api/games/{game_id}/attempts"),
+                          "parameters": {"game_id": "$response.body#/id"},
+                          "requestBody": {"player": "$response.body#/next", "seq": "$response.body#/seq",
+                                          "dice": ["7b", "7r", "7g", "3o", "3r", "Wb"]}},
+    },
+    ("/api/games/{game_id}/attempts", "post", "201"): {
+        "UndoAttempt": {"operationId": _operation_id("delete", "/api/games/{game_id}/attempts/{seq}"),
+                        "parameters": {"game_id": "$request.path.game_id", "seq": "$response.body#/attempt/seq"}},
+        "GetGame": {"operationId": _operation_id("get", "/api/games/{game_id}"),
+                    "parameters": {"game_id": "$request.path.game_id"}},
+    },
+    ("/api/games/{game_id}/photos", "post", "201"): {
+        "GetPhoto": {"operationId": _operation_id("get", "/api/photos/{photo_id}"),
+                     "parameters": {"photo_id": "$response.body#/photo_id"}},
+    },
+}
+
+
+def openapi_document() -> dict[str, Any]:
+    doc = _document()
+    for path, item in doc["paths"].items():
+        for method, operation in item.items():
+            if method != "parameters":
+                operation["operationId"] = _operation_id(method, path)
+    for (path, method, status), links in _LINKS.items():
+        doc["paths"][path][method]["responses"][status]["links"] = links
+    return doc

@@ -19,6 +19,10 @@ from companion.web_api.settings import MAX_PHOTO_BYTES
 
 log = logging.getLogger("companion.server")
 
+# What phones send (MPO: the JPEG some cameras write). Pillow decodes many more formats; a
+# photo upload need not reach their decoders.
+PHOTO_FORMATS = frozenset({"JPEG", "MPO", "PNG", "WEBP"})
+
 
 class PhotoReader:
     """Reads the dice in a photo, at most `slots` photos at once (decoding costs memory and
@@ -67,6 +71,8 @@ def check_image(data: bytes) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # check_size decides
             with Image.open(io.BytesIO(data)) as image:
+                if image.format not in PHOTO_FORMATS:
+                    raise UnidentifiedImageError(image.format)  # a format Pillow knows, but no photo's
                 check_size(image)
     except ImageError as exc:
         raise ApiError(422, f"This photo cannot be read: {exc}. Nothing was changed; send a smaller photo.") from None
