@@ -311,8 +311,8 @@ def set_threads(threads: int) -> None:
 
 def make_deterministic() -> None:
     """Refuse any operation without a deterministic kernel, so that a seed, a step count and a
-    thread count fix the weights (a CPU reduction splits its work by the thread count, so the
-    same run on another number of threads rounds differently)."""
+    thread count fix the weights (the thread count too: a CPU reduction splits its work by it,
+    and another split can round differently)."""
     _torch().use_deterministic_algorithms(True)
 
 
