@@ -94,6 +94,8 @@ def make_server(app: Flask, host: str, port: int, threads: int = 16):
     settings: ServerSettings = app.extensions["companion"]["settings"]
     return create_server(app, host=host, port=port, threads=threads + settings.max_streams,
                          connection_limit=settings.max_streams + 100, channel_request_lookahead=1,
+                         # a client that reads slowly makes its stream wait, not the server buffer
+                         outbuf_high_watermark=256 * 1024,
                          ident="phase10-companion", channel_timeout=300,
                          # waitress refuses a larger body itself, before it spools it to disk
                          max_request_body_size=MAX_PHOTO_BYTES + guards.MULTIPART_SLACK)

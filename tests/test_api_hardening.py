@@ -345,3 +345,17 @@ def test_image_formats_no_phone_sends_are_refused_before_any_decoder_runs(client
     Image.new("RGB", (32, 24), (200, 190, 170)).save(out, fmt)
     response = client.post("/api/read", data=photo_form(out.getvalue()), content_type="multipart/form-data")
     assert response.status_code == 422 and "JPEG, PNG or WebP" in response.json["error"]
+
+
+def test_a_stream_that_falls_far_behind_is_ended_not_buffered_for():
+    from companion.web_api.broadcast import Broadcaster
+
+    events = Broadcaster(keepalive_s=30, backlog=3)
+    stream = events.stream("game", lambda: ("state", {"seq": 0}))
+    assert next(stream) == b"retry: 2000\n\n" and b'"seq":0' in next(stream)
+    for seq in range(1, 6):  # the client reads nothing meanwhile
+        events.publish("game", "state", {"seq": seq})
+    assert list(stream) == []  # ended: its page reconnects and gets the state as it is then
+    again = events.stream("game", lambda: ("state", {"seq": 5}))
+    assert b'"seq":5' in [next(again), next(again)][1]  # and its place is free again
+    again.close()
