@@ -137,10 +137,10 @@ def parse_token(text: str, dice_set: "DiceSet | None" = None) -> DieToken:
 
 
 def parse_tokens(tokens: Iterable[str], dice_set: "DiceSet | None" = None) -> list[DieToken]:
-    """Parse a roll of 1 to 10 tokens; a die may be named at most once."""
+    """Parse a roll of 1 to MAX_DICE tokens; a die may be named at most once."""
     parsed = [parse_token(t, dice_set) for t in tokens]
-    if not 1 <= len(parsed) <= 10:
-        raise DiceError(f"a roll has 1 to 10 dice, got {len(parsed)}")
+    if not 1 <= len(parsed) <= MAX_DICE:
+        raise DiceError(f"a roll has 1 to {MAX_DICE} dice, got {len(parsed)}")
     named = [p.die for p in parsed if p.die]
     repeated = sorted({d for d in named if named.count(d) > 1})
     if repeated:
@@ -149,7 +149,7 @@ def parse_tokens(tokens: Iterable[str], dice_set: "DiceSet | None" = None) -> li
 
 
 def parse_faces(tokens: Iterable[str]) -> list[Face]:
-    """Parse a roll of 1 to 10 tokens and keep only the faces."""
+    """Parse a roll of 1 to MAX_DICE tokens and keep only the faces."""
     return [p.face for p in parse_tokens(tokens)]
 
 
@@ -196,3 +196,11 @@ def standard_set() -> DiceSet:
     """The standard set of 10 dice, from the package's own data file."""
     text = resources.files("companion").joinpath("data/phase10_dice.json").read_text("utf-8")
     return DiceSet.from_json(json.loads(text))
+
+
+# A turn rolls every die of the set, so no roll shows more.
+MAX_DICE = len(standard_set().dice)
+# The values a high die shows (5..10 on the standard set).
+HIGH_VALUES: tuple[int, ...] = tuple(
+    sorted({f.value for d in standard_set().high for f in d.faces if f.value is not None})
+)

@@ -6,5 +6,6 @@
 
 from companion.advisor.advice import Advice, KeepOption, advise, advise_keep, warm_up
 from companion.advisor.fresh import FreshTurn, fresh_turn
+from companion.rules.phases import MAX_ROLLS_LEFT
 
-__all__ = ["Advice", "FreshTurn", "KeepOption", "advise", "advise_keep", "fresh_turn", "warm_up"]
+__all__ = ["MAX_ROLLS_LEFT", "Advice", "FreshTurn", "KeepOption", "advise", "advise_keep", "fresh_turn", "warm_up"]

@@ -16,8 +16,7 @@ from companion.advisor.product_dp import Group, Solution, solve
 from companion.dice import Color, DiceSet, Face
 from companion.rules.evaluation import HouseRules
 from companion.rules.evaluator import best_score
-
-ROLLS_PER_TURN = 3
+from companion.rules.phases import ROLLS_PER_TURN
 
 
 @dataclass(frozen=True)
