@@ -7,6 +7,7 @@ rules engine. Nothing here decides a rule.
 
 from __future__ import annotations
 
+import functools
 import hmac
 import io
 import logging
@@ -18,6 +19,7 @@ from typing import Any, Callable
 from flask import Flask, Response, jsonify, request, send_file, send_from_directory
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
+from companion.assets import web_dir
 from companion.dice import DiceError, parse_faces
 from companion.game import GameError
 from companion.rules import PHASES, evaluate
@@ -29,7 +31,7 @@ from companion.web_api.openapi import openapi_document
 
 log = logging.getLogger("companion.server")
 
-WEB_DIR = Path(__file__).resolve().parent.parent / "web"
+WEB_DIR = web_dir()
 MAX_UPLOAD = 25 * 1024 * 1024  # the issue's limit on one photo
 JOIN_COOKIE = "p10_join"
 JOIN_COOKIE_DAYS = 30
@@ -45,8 +47,10 @@ class ApiError(Exception):
 
 
 def create_app(db_path: str | Path, *, join_code: str | None = None, reader: Reader | None = None,
-               keepalive_s: float = 15.0, warm_advisor: bool = False) -> Flask:
+               keepalive_s: float = 15.0, warm_advisor: bool = False, models_dir: Path | None = None) -> Flask:
     """The app; `join_code` turns on LAN mode (every request must carry the code).
+
+    `models_dir` is the dice reader's models folder (None: $COMPANION_MODELS, else the shipped models).
 
     `warm_advisor` builds the roll advisor's tables in a background thread (`companion serve`
     does; tests do not, so they stay fast) so that no player waits for a first advice."""
@@ -60,7 +64,7 @@ def create_app(db_path: str | Path, *, join_code: str | None = None, reader: Rea
     cache = g.ReplayCache()
     events = Broadcaster(keepalive_s=keepalive_s)
     app.extensions["companion"] = {"store": store, "events": events}
-    read_photo = _Reader(reader)
+    read_photo = _Reader(reader, models_dir)
     if warm_advisor:
         _warm_advisor_in_background()
 
@@ -252,8 +256,9 @@ def _warm_advisor_in_background() -> threading.Thread:
 class _Reader:
     """The vision pipeline, imported on first use so the scorepad runs without it."""
 
-    def __init__(self, reader: Reader | None):
+    def __init__(self, reader: Reader | None, models_dir: Path | None = None):
         self._reader = reader
+        self._models_dir = models_dir
         self._lock = threading.Lock()
 
     def __call__(self, data: bytes):
@@ -276,7 +281,7 @@ class _Reader:
                     from companion.vision import read_image
                 except Exception as exc:  # the pipeline itself cannot be imported
                     raise ApiError(503, f"The dice reader is not available ({exc}). Enter the dice by hand.") from None
-                self._reader = read_image
+                self._reader = functools.partial(read_image, models_folder=self._models_dir)
         return self._reader
 
 

@@ -1,7 +1,7 @@
 """The two ONNX models, loaded once per process, and the calibration that goes with them.
 
-Models live in ``<repo>/models/`` (next to the ``companion`` package), or in the folder
-named by the environment variable COMPANION_MODELS.
+The shipped models are package data (``companion.models``, the repository's ``models/``);
+the environment variable COMPANION_MODELS, or a folder the caller names, points elsewhere.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+
+from companion import assets
 
 DETECTOR_FILE = "detector.onnx"
 READER_FILE = "reader.onnx"
@@ -41,7 +43,7 @@ def models_dir() -> Path:
     env = os.environ.get("COMPANION_MODELS")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parent.parent.parent / "models"
+    return assets.models_dir()
 
 
 def _session(path: Path):
