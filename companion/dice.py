@@ -3,6 +3,18 @@
 A face is written VALUE+COLOUR: ``7b``, ``10g``, ``Wr`` (W is wild and scores 0).
 The colour may be a letter (r/o/g/b) or a full name (``7blue``), in any case.
 A token may also name its physical die: ``H3:7b``.
+
+>>> token = parse_token("H3:7r")
+>>> token.face, token.die, token.face.points
+(Face(value=7, color=<Color.RED: 'red'>), 'H3', 7)
+>>> [f.token for f in parse_faces("wr 10G 7blue".split())]
+['Wr', '10g', '7b']
+>>> parse_token("H1:1b")
+Traceback (most recent call last):
+  ...
+companion.dice.DiceError: bad dice token 'H1:1b': die H1 has no face 1b (its faces: 5r 6o 7b 8g 9o 10g)
+>>> len(standard_set().dice), [d.id for d in standard_set().low]
+(10, ['L1', 'L2', 'L3', 'L4'])
 """
 
 from __future__ import annotations
@@ -13,7 +25,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Iterable, Sequence
+from typing import Iterable
 
 WILD_TEXT = "W"
 
@@ -151,10 +163,6 @@ def parse_tokens(tokens: Iterable[str], dice_set: "DiceSet | None" = None) -> li
 def parse_faces(tokens: Iterable[str]) -> list[Face]:
     """Parse a roll of 1 to MAX_DICE tokens and keep only the faces."""
     return [p.face for p in parse_tokens(tokens)]
-
-
-def format_faces(faces: Sequence[Face]) -> str:
-    return " ".join(f.token for f in faces)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,11 @@
 Pure rule code (no I/O). Play goes round the table in seating order from the starter, so the
 turn order is the seating order rotated. When several players share the highest roll, only
 they roll again (`tied` names them); the others' rolls no longer matter.
+
+>>> first_player(["Ann", "Bob", "Cid"], [7, 10, 9])
+FirstPlayer(order=('Bob', 'Cid', 'Ann'), tied=())
+>>> first_player(["Ann", "Bob", "Cid"], [10, 10, 9]).tied
+('Ann', 'Bob')
 """
 
 from __future__ import annotations

@@ -1,4 +1,12 @@
-"""The game state: turn order, last chances, bonuses and the scorepad (pure, no I/O)."""
+"""The game state: turn order, last chances, bonuses and the scorepad (pure, no I/O).
+
+>>> from companion.dice import parse_faces
+>>> game = Game.new(["Ann", "Bob"])
+>>> game.record("Ann", parse_faces("7b 7r 7g 3o 3r Wb".split())).score
+27
+>>> game.next_player, game.current_phase("Ann"), game.scorepad().players[0].total
+('Bob', 2, 27)
+"""
 
 from companion.game.game import Game
 from companion.game.model import MAX_NAME_LENGTH, Attempt, GameError, Mode, Stage
