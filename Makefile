@@ -1,16 +1,22 @@
-# `make run` serves the scorepad; `make test` runs every test. Both set up .venv/ first.
+# `make run` serves the scorepad; `make test` runs every test; `make lint` runs ruff and mypy.
+# All set up .venv/ first.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench data data-blender train-env system-deps clean
+.PHONY: run test lint bench data data-blender train-env system-deps clean
 
 run: $(STAMP)
 	$(BIN)/companion serve
 
 test: $(STAMP) system-deps
 	$(BIN)/python -m pytest -q
+
+# Settings in pyproject.toml: ruff over the repository, mypy over the package.
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

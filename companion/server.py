@@ -59,7 +59,7 @@ def create_app(db_path: str | Path, *, join_code: str | None = None, reader: Rea
     # checked against MAX_UPLOAD exactly.
     app.config["MAX_CONTENT_LENGTH"] = MAX_UPLOAD + 1024 * 1024
     app.config["JOIN_CODE"] = join_code
-    app.json.sort_keys = False
+    app.json.sort_keys = False  # type: ignore[attr-defined]  # Flask's default provider has it
     store = Store(db_path)
     cache = g.ReplayCache()
     events = Broadcaster(keepalive_s=keepalive_s)

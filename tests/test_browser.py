@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
 from browser_helpers import DESKTOP, PHONE, add_die, create_game, pick
 from conftest import models_ready, sample_photos

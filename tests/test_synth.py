@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import colorsys
 import json
 
 import cv2

@@ -91,9 +91,10 @@ def _option(values: KeepFigures, mask: int, score_first: bool) -> KeepOption:
     pair = values.score_first[::-1] if score_first else values.complete_first
     p, s = _floats(pair, mask)
     upper = None
-    exact = values.score_upper is None or (not score_first and mask in (values.refined_chance_plans or ()))
-    if not exact and values.score_upper[mask] > s + 1e-9:
-        upper = float(values.score_upper[mask])
+    bound = values.score_upper
+    exact = bound is None or (not score_first and mask in (values.refined_chance_plans or ()))
+    if not exact and bound is not None and bound[mask] > s + 1e-9:
+        upper = float(bound[mask])
     return KeepOption(_indices(mask), p, s, upper)
 
 

@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from companion.advisor.product_dp import Group, Solution, best_below, expand_all, solve
+from companion.advisor.product_dp import Group, Solution, best_below, solve
 from companion.dice import COLORS, DiceSet, Face
 from companion.rules.evaluation import HouseRules
 from companion.rules.evaluator import best_score

@@ -102,6 +102,7 @@ class Game:
             raise GameError("the game is over")
         seat = self._seat(player)
         expected = self._table.next_seat
+        assert expected is not None, "a game that is not over has a next seat"
         if seat != expected:
             raise GameError(f"it is {self._players[expected]}'s turn, not {self._players[seat]}'s")
         faces = _check_faces(faces)

@@ -55,6 +55,7 @@ def evaluate(phase: int, faces: Sequence[Face], rules: HouseRules = _DEFAULT_RUL
     if plan is None:
         return Evaluation(phase, False, None, ())
     requirements = PHASES[phase - 1].groups
+    groups: tuple[Group, ...]
     if requirements[0].kind == "color":
         groups = (_color_group(faces, plan),)
     else:
@@ -66,7 +67,7 @@ def _color_group(faces: Sequence[Face], plan: Plan) -> Group:
     color = plan.targets[0]
     naturals = sorted(
         (i for i, f in enumerate(faces) if f.color is color and f.value is not None),
-        key=lambda i: (-faces[i].value, i),
+        key=lambda i: (-faces[i].points, i),  # the naturals' values, highest first
     )[:COLOR_GROUP_SIZE]
     wilds = [i for i, f in enumerate(faces) if f.color is color and f.value is None]
     chosen = sorted(naturals + wilds[: COLOR_GROUP_SIZE - len(naturals)])
