@@ -232,6 +232,7 @@ def test_human_output_lists_tokens(capsys):
     assert len(parse_faces(tokens)) == len(tokens)
 
 
+@pytest.mark.slow
 def test_webp_and_png_are_read(tmp_path, capsys):
     row = next(r for r in needs_samples() if r["dice"])
     img = Image.open(SAMPLES / row["image"]).convert("RGB")
