@@ -18,6 +18,7 @@ import subprocess
 import sys
 import sysconfig
 import time
+import tomllib
 import urllib.request
 import zipfile
 from pathlib import Path
@@ -26,14 +27,19 @@ import pytest
 
 from conftest import REPO, models_ready, sample_photos
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not models_ready(), reason="needs models/*.onnx"),
-    pytest.mark.skipif(not sample_photos(), reason="needs sample_images/"),
-]
+wheel_test = pytest.mark.skipif(not models_ready() or not sample_photos(), reason="needs models/*.onnx and sample_images/")
 
 SOURCES = ["pyproject.toml", "README.md", "LICENSE", "companion", "web", "models"]
 SHIPPED_MODEL_FILES = ["detector.onnx", "reader.onnx", "calibration.json", "README.md"]
+
+
+def test_pyproject_lists_every_package():
+    """setuptools is given the packages one by one (the page and the models are mapped in)."""
+    config = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]
+    on_disk = {".".join(p.parent.relative_to(REPO).parts) for p in (REPO / "companion").rglob("*.py")}
+    on_disk |= {"companion.data", "companion.web", "companion.models"}
+    assert set(config["packages"]) == on_disk
+    assert config["package-dir"] == {"companion.web": "web", "companion.models": "models"}
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +89,8 @@ def clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in drop} | {"PYTHONUNBUFFERED": "1"}
 
 
+@pytest.mark.slow
+@wheel_test
 def test_the_installed_package_is_the_wheel_not_the_checkout(installed, tmp_path):
     code = "import companion, companion.assets as a; print(companion.__file__, a.web_dir(), a.models_dir())"
     paths = run([str(installed / "bin" / "python"), "-c", code], cwd=tmp_path).split()
@@ -90,6 +98,8 @@ def test_the_installed_package_is_the_wheel_not_the_checkout(installed, tmp_path
         assert Path(path).is_relative_to(installed), paths
 
 
+@pytest.mark.slow
+@wheel_test
 def test_the_wheel_reads_a_sample_photo_as_the_checkout_does(installed, tmp_path):
     from companion.vision import read_image
 
@@ -102,6 +112,8 @@ def test_the_wheel_reads_a_sample_photo_as_the_checkout_does(installed, tmp_path
     assert [(d["value"], d["color"], d["die"]) for d in dice] == [(d["value"], d["color"], d["die"]) for d in expected]
 
 
+@pytest.mark.slow
+@wheel_test
 def test_the_wheel_serves_the_page_and_its_script(installed, tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
