@@ -16,6 +16,7 @@ from companion.dice import DiceError, DiceSet, DieToken, Face, standard_set
 from companion.rules.evaluation import HouseRules
 from companion.rules.evaluator import best_score
 from companion.rules.phases import COLOR_PHASE, MAX_ROLLS_LEFT, PHASE_COUNT, ROLLS_PER_TURN
+
 _DEFAULT_RULES = HouseRules()
 
 

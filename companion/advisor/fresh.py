@@ -49,8 +49,9 @@ def _colour_fresh_turn(rules: HouseRules, dice_set: DiceSet) -> FreshTurn:
         for objective, (a, b) in (("complete", (complete, score)), ("score", (score, complete))):
             if optimistic and objective == "complete":
                 continue  # the relaxation is only needed for the score bound
-            solution = solve(groups, a, b, ROLLS_PER_TURN - 1, keep_tables=False)
-            figures[name, objective] = tuple(float(expand_all(t, groups).flat[0]) for t in solution.full[ROLLS_PER_TURN - 1])
+            last = ROLLS_PER_TURN - 1  # the decision after the first roll
+            solution = solve(groups, a, b, last, keep_tables=False)
+            figures[name, objective] = tuple(float(expand_all(t, groups).flat[0]) for t in solution.full[last])
     cp, cs = figures["mean", "complete"]
     ss, sp = figures["mean", "score"]
     upper = figures["best", "score"][0]
