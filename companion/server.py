@@ -18,7 +18,7 @@ from typing import Any, Callable
 from flask import Flask, Response, jsonify, request, send_file, send_from_directory
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-from companion.dice import DiceError, parse_faces
+from companion.dice import DiceError, parse_faces, standard_set
 from companion.game import GameError
 from companion.rules import PHASES, evaluate
 from companion.seating import SeatingError, first_player
@@ -101,6 +101,10 @@ def create_app(db_path: str | Path, *, join_code: str | None = None, reader: Rea
             "colors": g.color_names(),
             "max_upload_bytes": MAX_UPLOAD,
             "lan": join_code is not None,
+            # the values a high die shows (who starts: each rolls one high die)
+            "high_values": sorted({f.value for d in standard_set().high for f in d.faces if f.value is not None}),
+            # the page downscales a photo to this long side before upload: the reader never uses more
+            "photo_long_side": _photo_long_side(),
         })
 
     @app.post("/api/evaluate")
@@ -278,6 +282,15 @@ class _Reader:
                     raise ApiError(503, f"The dice reader is not available ({exc}). Enter the dice by hand.") from None
                 self._reader = read_image
         return self._reader
+
+
+def _photo_long_side() -> int | None:
+    """The most pixels the reader looks at along a photo's long side (None: no reader here)."""
+    try:
+        from companion.vision.image_io import MAX_DETAIL, WORK_LONG_SIDE
+    except ImportError:
+        return None
+    return round(WORK_LONG_SIDE * MAX_DETAIL)
 
 
 def _check_image(data: bytes) -> None:
