@@ -1,0 +1,65 @@
+"""Steps the browser tests share: start a game, enter dice through the picker, read the photo.
+
+A plain module (not fixtures) so each test reads as the player's taps."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+COLOUR_NAMES = {"r": "red", "o": "orange", "g": "green", "b": "blue"}
+READ_TIMEOUT_MS = 30_000  # a photo read on a busy CPU
+
+
+def create_game(page: Page, players=("Ann", "Bob")) -> str:
+    """A standard game with these players, in order; returns the game's id."""
+    page.goto("/")
+    for i, name in enumerate(players):
+        if i >= 2:
+            page.click("#add-player")
+        page.fill(f"#players li:nth-child({i + 1}) input", name)
+    page.click("#start-game")
+    expect(page.locator("#current-player")).to_have_text(players[0])
+    return re.search(r"#/game/([\w-]+)", page.url).group(1)
+
+
+def pick(page: Page, token: str) -> None:
+    """In the open die picker, choose the value and the colour of `token` (e.g. "7b")."""
+    page.click(f"#picker .pick-value[data-value='{token[:-1]}']")
+    page.click(f"#picker .pick-colour[data-colour='{COLOUR_NAMES[token[-1]]}']")
+
+
+def add_die(page: Page, token: str) -> None:
+    page.click("#add-die")
+    pick(page, token)
+    page.click("#picker [data-act=ok]")
+
+
+def add_dice(page: Page, tokens) -> None:
+    for token in tokens:
+        add_die(page, token)
+
+
+def take_photo(page: Page, path: Path) -> None:
+    """Choose a photo as the turn screen's camera button would, and wait for its reading."""
+    before = page.locator("#photo-note").text_content() or ""
+    page.set_input_files("#photo-input", str(path))
+    expect(page.locator("#photo")).to_be_visible(timeout=READ_TIMEOUT_MS)
+    expect(page.locator("#busy")).to_be_hidden(timeout=READ_TIMEOUT_MS)
+    if before:  # a further photo: wait until its reading replaced the last one
+        page.wait_for_function("() => !document.querySelector('#busy') || document.querySelector('#busy').hidden")
+    expect(page.locator("#verdict")).not_to_have_text("Scoring…")
+
+
+def in_viewport(page: Page, selector: str) -> bool:
+    """The element is wholly on screen and is what a tap at its centre hits (nothing covers it)."""
+    return page.evaluate("""(selector) => {
+        const el = document.querySelector(selector);
+        if (!el) return false;
+        const r = el.getBoundingClientRect();
+        if (r.width === 0 || r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth) return false;
+        const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+        return !!hit && (hit === el || el.contains(hit));
+    }""", selector)
