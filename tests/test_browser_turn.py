@@ -211,7 +211,7 @@ def test_the_numbers_on_the_photo_cover_no_die_and_no_other_number(page, photo):
     create_game(page)
     take_photo(page, SAMPLES / photo)
     page.wait_for_timeout(300)  # the outlines are drawn again at the loaded photo's scale
-    labels = page.locator("#overlay .num rect").evaluate_all("rs => rs.map(r => { const b = r.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; })")
+    labels = page.locator("#overlay .die-outline text").evaluate_all("rs => rs.map(r => { const b = r.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; })")
     dice = page.locator("#overlay polygon").evaluate_all("ps => ps.map(p => { const b = p.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; })")
     assert labels
 
