@@ -1,4 +1,4 @@
-# `make run` serves the scorepad; `make test` runs every test. Both set up .venv/ first.
+# `make run` serves the scorepad (`make run LAN=1` to the phones on the Wi-Fi); `make test` runs every test. Both set up .venv/ first.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -6,8 +6,9 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test bench data data-blender train-env system-deps clean
 
+# `make run LAN=1`: serve on the local network, for the phones at the table (join by QR code).
 run: $(STAMP)
-	$(BIN)/companion serve
+	$(BIN)/companion serve $(if $(LAN),--lan)
 
 test: $(STAMP) system-deps
 	$(BIN)/python -m pytest -q

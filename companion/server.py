@@ -369,17 +369,20 @@ def _install_guards(app: Flask) -> None:
         if not code:
             return None
         offered = request.args.get("code") or request.cookies.get(JOIN_COOKIE) or request.headers.get("X-Join-Code")
-        if offered and hmac.compare_digest(offered.encode(), code.encode()):
+        if offered and _same_code(offered, code):
             return None
         message = "This scorepad needs its join code: scan the QR code or open the URL the server printed."
         if request.path.startswith("/api/"):
             return jsonify({"error": message}), 403
-        return Response(message + "\n", status=403, mimetype="text/plain")
+        # A person at the door: a page that says what to do, with a field for the code.
+        page = (WEB_DIR / "templates" / "join.html").read_text("utf-8")
+        return Response(page, status=403, mimetype="text/html")
 
     @app.after_request
     def remember_join_code(response: Response):
         code = app.config.get("JOIN_CODE")
-        if code and request.args.get("code") == code and request.cookies.get(JOIN_COOKIE) != code:
+        offered = request.args.get("code")
+        if code and offered and _same_code(offered, code) and request.cookies.get(JOIN_COOKIE) != code:
             response.set_cookie(JOIN_COOKIE, code, max_age=JOIN_COOKIE_DAYS * 86400, httponly=True, samesite="Strict")
         return response
 
@@ -423,8 +426,21 @@ def _install_errors(app: Flask) -> None:
         return jsonify({"error": f"The server hit an unexpected error ({type(exc).__name__}); nothing was changed."}), 500
 
 
+JOIN_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O or 1/I to confuse when typed
+
+
 def new_join_code() -> str:
-    return secrets.token_urlsafe(6)
+    """Eight letters and digits as XXXX-XXXX (40 bits), easy to read out and type."""
+    chars = "".join(secrets.choice(JOIN_ALPHABET) for _ in range(8))
+    return f"{chars[:4]}-{chars[4:]}"
+
+
+def _same_code(offered: str, code: str) -> bool:
+    """A join code as a person types it: any letter case, with or without its dash or spaces."""
+    def plain(text: str) -> bytes:
+        return "".join(text.split()).replace("-", "").upper().encode()
+
+    return hmac.compare_digest(plain(offered), plain(code))
 
 
 def make_server(app: Flask, host: str, port: int, threads: int = 32):

@@ -27,7 +27,7 @@ export function scorepadHtml(state, info) {
     const current = p.name === state.next ? " current" : "";
     const status = p.phase > phaseCount ? "done" : `Phase ${p.phase}`;
     const won = state.winners.includes(p.name) ? ` <span class="crown" aria-label="winner">★</span>` : "";
-    return `<th scope="col" class="player${current}"${current ? ' aria-current="true"' : ""}>${esc(p.name)}${won}<small>${status}</small></th>`;
+    return `<th scope="col" class="player${current}"${current ? ' aria-current="true"' : ""}><span class="pname">${esc(p.name)}</span>${won}<small>${status}</small></th>`;
   }).join("");
   const phaseRow = (n) => `<tr><th scope="row">Phase ${n}</th>${players.map((p) => {
     const score = p.phases[n - 1];

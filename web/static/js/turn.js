@@ -43,7 +43,7 @@ class TurnView {
     this.endArmed = false; // "End turn" tapped: Confirm for a miss is offered
     this.evaluateSoon = debounce(() => this.evaluate(), 120);
     this.advisor = new RollAdvisor();
-    this.onResize = debounce(() => this.drawPhoto(), 150);
+    this.onResize = debounce(() => { this.drawPhoto(); if (this.state) this.drawPadHint(); }, 150);
   }
 
   async start() {
@@ -106,6 +106,7 @@ class TurnView {
       if (index >= 0) this.editDie(index);
     });
     this.$("#photo-img").addEventListener("load", () => this.drawPhoto());
+    this.$("#scorepad").addEventListener("scroll", () => this.drawPadHint(), { passive: true });
     window.addEventListener("resize", this.onResize);
     this.$("#clear").addEventListener("click", () => this.resetDraft());
     this.$("#confirm").addEventListener("click", () => this.confirm());
@@ -158,6 +159,19 @@ class TurnView {
     this.$("#announce").innerHTML = announcementHtml(this.state);
     this.$("#scorepad").innerHTML = scorepadHtml(this.state, this.info);
     this.$("#history").innerHTML = historyHtml(this.state);
+    this.drawPadHint();
+  }
+
+  // Many players scroll sideways on a phone: say so, and shade the side that has more.
+  drawPadHint() {
+    const wrap = this.$("#scorepad");
+    const more = wrap.scrollWidth > wrap.clientWidth + 1;
+    const hint = this.$("#pad-hint");
+    hint.hidden = !more;
+    hint.textContent = `Swipe the scorepad sideways to see all ${this.state.players.length} players.`;
+    const box = this.$("#pad-scroll");
+    box.classList.toggle("more-right", more && wrap.scrollLeft + wrap.clientWidth < wrap.scrollWidth - 1);
+    box.classList.toggle("more-left", more && wrap.scrollLeft > 1);
   }
 
   // --- the draft: dice being entered for this turn -------------------------------------------
@@ -582,7 +596,8 @@ function layout() {
     <section class="card pad" aria-label="Scorepad">
       <h2>Scorepad</h2>
       <div id="announce"></div>
-      <div class="table-wrap" id="scorepad"></div>
+      <p class="scroll-hint" id="pad-hint" hidden></p>
+      <div class="pad-scroll" id="pad-scroll"><div class="table-wrap" id="scorepad"></div></div>
       <h3>Latest attempts</h3>
       <div id="history"></div>
     </section>
