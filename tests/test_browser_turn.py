@@ -297,3 +297,117 @@ def test_a_photo_the_browser_cannot_decode_is_sent_as_it_was(page, tmp_path):
     # The server names HEIC from the file's own first bytes: the original arrived untouched.
     expect(page.locator("#turn-error")).to_contain_text("HEIC")
     assert len(sent) == 1 and b'filename="IMG_0001.HEIC"' in sent[0]
+
+
+# --- 8. the smaller things ------------------------------------------------------------------
+
+def words_per_line(page: Page, selector: str) -> list[int]:
+    """How many words each line of the element's text holds, as laid out."""
+    return page.evaluate("""(selector) => {
+        const el = document.querySelector(selector);
+        const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+        const tops = [];
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            for (const m of node.textContent.matchAll(/\\S+/g)) {
+                const range = document.createRange();
+                range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+                tops.push(Math.round(range.getClientRects()[0].top));
+            }
+        }
+        const lines = new Map();
+        tops.forEach((t) => lines.set(t, (lines.get(t) || 0) + 1));
+        return [...lines.values()];
+    }""", selector)
+
+
+def solitaire(page: Page, name="Ann") -> None:
+    page.goto("/")
+    page.check("input[name=mode][value=solitaire]")
+    page.fill("#players li:nth-child(1) input", name)
+    page.click("#start-game")
+    expect(page.locator("#current-player")).to_have_text(name)
+
+
+def test_the_phase_name_leaves_no_word_alone_on_a_line(page):
+    solitaire(page)
+    add_dice(page, PHASE_1_MADE)
+    page.click("#confirm")
+    expect(page.locator("#current-phase")).to_have_text("Phase 2")
+    lines = words_per_line(page, ".phase-name")
+    assert len(lines) == 1 or min(lines) > 1, lines
+
+
+def test_a_wild_shows_what_it_stands_for_under_it_not_as_an_equation(page):
+    create_game(page)
+    add_dice(page, PHASE_1_MADE)  # the blue wild stands for a 3
+    expect(page.locator("#verdict")).to_contain_text("complete")
+    groups = page.locator("#evaluation .groups")
+    assert "=" not in groups.inner_text()
+    wild = groups.locator(".wild-as")
+    expect(wild).to_have_count(1)
+    expect(wild.locator(".as")).to_have_text("as 3")
+    chip, caption = wild.locator(".chip").bounding_box(), wild.locator(".as").bounding_box()
+    assert caption["y"] >= chip["y"] + chip["height"] - 1  # under the chip, not between two chips
+
+
+def test_in_small_chips_the_colour_letter_does_not_cover_the_digit(page):
+    create_game(page)
+    add_dice(page, ["10g", "10b", "10r", "9b", "9o", "9g"])
+    expect(page.locator("#verdict")).to_contain_text("complete")
+    small = page.locator("#evaluation .chip.small")
+    expect(small).to_have_count(6)
+    for i in range(6):
+        digit = small.nth(i).locator(".v").bounding_box()
+        letter = small.nth(i).locator(".l").bounding_box()
+        assert letter["x"] >= digit["x"] + digit["width"] - 0.5, (i, digit, letter)
+
+
+def test_six_long_names_scroll_sideways_with_the_row_labels_fixed_and_a_sign_of_more(page):
+    names = [f"{n} " + "abcdefghij" * 3 for n in "ABCDEF"]
+    create_game(page, [name[:30] for name in names])
+    pad = page.locator("#scorepad")
+    pad.scroll_into_view_if_needed()
+    expect(page.locator("#pad-hint")).to_be_visible()
+    expect(page.locator("#pad-hint")).to_contain_text("6 players")
+    wrap = pad.bounding_box()
+    heads = page.locator(".scorepad thead th.player").evaluate_all("hs => hs.map(h => h.getBoundingClientRect().right)")
+    assert sum(right <= wrap["x"] + wrap["width"] for right in heads) >= 3  # more than two columns show
+    label = page.locator(".scorepad tbody th").first
+    before = label.bounding_box()["x"]
+    pad.evaluate("el => { el.scrollLeft = el.scrollWidth; }")
+    page.wait_for_timeout(200)
+    assert abs(label.bounding_box()["x"] - before) < 1  # "Phase 1" stays where it was
+    expect(page.locator("#pad-scroll")).to_have_class("pad-scroll more-left")
+
+
+def test_blank_names_take_the_placeholders_they_show(page):
+    page.goto("/")
+    page.click("#start-game")
+    expect(page.locator("#current-player")).to_have_text("Player 1")
+    expect(page.locator(".scorepad thead")).to_contain_text("Player 2")
+
+
+def test_one_name_in_a_standard_game_asks_whether_solitaire_was_meant(page):
+    page.goto("/")
+    page.fill("#players li:nth-child(1) input", "Ann")
+    asked = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
+    page.click("#start-game")
+    expect(page.locator("#current-player")).to_have_text("Ann")
+    assert asked and "solitaire" in asked[0]
+    expect(page.locator("#who .label")).to_contain_text("solitaire")
+
+
+def test_a_lan_visitor_without_the_code_gets_a_readable_page_and_may_type_it(browser, server_factory):
+    with server_factory(join_code="ABCD-EF23") as server:
+        context = browser.new_context(viewport=PHONE, base_url=server.url)
+        page = context.new_page()
+        assert page.goto("/").status == 403
+        field = page.locator("input[name=code]")
+        expect(field).to_be_visible()
+        size = page.locator("main p").first.evaluate("p => parseFloat(getComputedStyle(p).fontSize)")
+        assert size >= 16
+        field.fill("abcdef23")  # as typed on a phone: lower case, no dash
+        page.click("button[type=submit]")
+        expect(page.locator("#start-game")).to_be_visible()
+        context.close()
