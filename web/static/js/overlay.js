@@ -25,7 +25,7 @@ export function outlineSvg(reading, dice, scale, describe) {
     const cls = index === undefined ? "removed" : dice[index].uncertain ? "uncertain" : "read";
     const label = index === undefined ? "removed" : describe(dice[index].token);
     const mark = at.get(source);
-    return `<g class="die-outline ${cls}" data-source="${source}" role="button" aria-label="Die ${index === undefined ? "" : index + 1} read as ${esc(label)}">
+    return `<g class="die-outline ${cls}" data-source="${source}" role="button" aria-label="${index === undefined ? "Removed: not a die" : `Die ${index + 1} read as ${esc(label)}`}">
       <polygon points="${points}" stroke-width="${stroke}"></polygon>
       ${mark ? labelSvg(mark.spot, mark.index + 1, read.box, LABEL_PX / scale, stroke) : ""}
     </g>`;
