@@ -196,6 +196,7 @@ def scaled(label: dict, image: str, width: int, height: int) -> dict:
 
 
 def compare_readings(far: Path, out: Path, limit: int) -> None:
+    sys.path.insert(0, str(REPO))  # training/ is not installed: it is imported from the checkout
     from companion.vision.models import load_models
     from training.common import read_dataset
     from training.evaluate import evaluate_image, summarise
