@@ -75,7 +75,11 @@ class Server:
     """The scorepad on a free port in a background thread (as the browser tests run it)."""
 
     def __init__(self, db: Path):
+        import logging
+
         from companion.server import create_app, make_server
+
+        logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # "Task queue depth" is noise here
 
         self.app = create_app(db)
         self.server = make_server(self.app, "127.0.0.1", 0, threads=8)
