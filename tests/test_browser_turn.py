@@ -52,6 +52,32 @@ def test_the_pages_own_confirm_seen_live_before_its_reply_raises_no_alarm(page):
     expect(page.locator("#current-player")).to_have_text("Bob")
 
 
+def test_the_pages_own_undo_seen_live_before_its_reply_raises_no_alarm(page):
+    create_game(page)
+    expect(page.locator("#live")).to_be_visible()
+    add_dice(page, PHASE_1_MADE)
+    page.click("#confirm")
+    expect(page.locator("#current-player")).to_have_text("Bob")
+    add_die(page, "5r")  # Bob's dice being entered when Ann's attempt is undone here
+    staged = []
+
+    def reply_after_the_live_update(route):
+        if route.request.method != "DELETE":
+            return route.continue_()
+        response = route.fetch()
+        page.wait_for_function("() => document.querySelector('#current-player').textContent === 'Ann'")
+        staged.append(True)
+        route.fulfill(response=response)
+
+    page.route("**/attempts/*", reply_after_the_live_update)
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#undo")
+    expect(page.locator(".history li")).to_have_count(0)
+    page.wait_for_timeout(300)
+    assert staged == [True]
+    expect(page.locator("#turn-error")).to_be_hidden()
+
+
 def test_a_change_from_another_device_warns_until_it_no_longer_applies(browser, page, live_server):
     game_id = create_game(page)
     other = second_page(browser, live_server, game_id)
