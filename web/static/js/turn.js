@@ -285,7 +285,7 @@ class TurnView {
       box.className = "evaluation bad";
       box.innerHTML = groups ? `<ul class="groups">${groups}</ul>` : `<p class="muted">No group of the phase in these dice yet.</p>`;
       verdict.className = "verdict bad";
-      verdict.textContent = `✗ Phase ${ev.phase} is not complete with these dice`;
+      verdict.textContent = `✗ Phase ${ev.phase} not complete with these dice`;
       confirm.textContent = `Confirm: Phase ${ev.phase} missed`;
     }
     confirm.disabled = this.busy;
