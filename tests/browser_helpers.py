@@ -44,12 +44,14 @@ def add_dice(page: Page, tokens) -> None:
 
 def take_photo(page: Page, path: Path) -> None:
     """Choose a photo as the turn screen's camera button would, and wait for its reading."""
-    before = page.locator("#photo-note").text_content() or ""
+    before = page.locator("#photo-img").get_attribute("src")
     page.set_input_files("#photo-input", str(path))
-    expect(page.locator("#photo")).to_be_visible(timeout=READ_TIMEOUT_MS)
-    expect(page.locator("#busy")).to_be_hidden(timeout=READ_TIMEOUT_MS)
-    if before:  # a further photo: wait until its reading replaced the last one
-        page.wait_for_function("() => !document.querySelector('#busy') || document.querySelector('#busy').hidden")
+    # Each photo is stored under a new URL: wait until this one is drawn, and scored.
+    page.wait_for_function("""(before) => {
+        const img = document.querySelector('#photo-img');
+        return img.getAttribute('src') && img.getAttribute('src') !== before && document.querySelector('#busy').hidden;
+    }""", arg=before, timeout=READ_TIMEOUT_MS)
+    expect(page.locator("#photo")).to_be_visible()
     expect(page.locator("#verdict")).not_to_have_text("Scoring…")
 
 
