@@ -340,13 +340,15 @@ class TurnView {
     if (serial === this.evalSerial) this.drawDraft();
   }
 
-  changed() {
+  // `now`: ask at once (a photo's dice arrive all together; taps are gathered a moment first).
+  changed(now = false) {
     // Until the server answers, the old verdict must not be confirmed; an answer already on
     // its way is for the old dice (its groups may name a die just removed), so it is dropped.
     this.evalSerial++;
     this.evaluation = { pending: true };
     this.drawDraft();
-    this.evaluateSoon();
+    if (now) this.evaluate();
+    else this.evaluateSoon();
   }
 
   resetDraft() {
@@ -400,7 +402,7 @@ class TurnView {
       // A further photo in the turn is the next roll (the player can still set it back).
       if (photos > 0) this.advisor.nextRoll();
       if (!result.reading.dice.length) this.showError("No dice were found in this photo. Try again from straight above, or add the dice by hand.");
-      this.changed();
+      this.changed(true);
     } catch (err) {
       this.showError(err.message);
     } finally {
