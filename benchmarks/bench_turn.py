@@ -81,8 +81,10 @@ class Server:
 
         logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # "Task queue depth" is noise here
 
-        self.app = create_app(db)
-        self.server = make_server(self.app, "127.0.0.1", 0, threads=8)
+        # Each page's live stream holds a worker thread until a keep-alive finds it closed:
+        # plenty of threads and a short keep-alive, so no turn waits behind a closed page's stream.
+        self.app = create_app(db, keepalive_s=1.0)
+        self.server = make_server(self.app, "127.0.0.1", 0, threads=32)
         self.url = f"http://127.0.0.1:{self.server.effective_port}"
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
