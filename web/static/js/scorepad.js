@@ -66,3 +66,13 @@ export function historyHtml(state) {
       a.penalty ? ` · penalty ${a.penalty}` : ""}${a.last_chance ? " · last chance" : ""}
       <span class="muted">${a.dice.map(esc).join(" ")}</span></li>`).join("")}</ol>`;
 }
+
+// Many players scroll sideways on a phone: say so, and shade the side that has more.
+// `wrap` scrolls, `box` around it carries the shades, `hint` the words.
+export function markPadScroll(wrap, box, hint, players) {
+  const more = wrap.scrollWidth > wrap.clientWidth + 1;
+  hint.hidden = !more;
+  hint.textContent = `Swipe the scorepad sideways to see all ${players} players.`;
+  box.classList.toggle("more-right", more && wrap.scrollLeft + wrap.clientWidth < wrap.scrollWidth - 1);
+  box.classList.toggle("more-left", more && wrap.scrollLeft > 1);
+}

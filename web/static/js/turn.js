@@ -12,7 +12,7 @@ import { debounce, esc, toast } from "./dom.js";
 import { cropStyle, outlineSvg } from "./overlay.js";
 import { preparePhoto } from "./photo.js";
 import { pickDie } from "./picker.js";
-import { announcementHtml, historyHtml, scorepadHtml } from "./scorepad.js";
+import { announcementHtml, historyHtml, markPadScroll, scorepadHtml } from "./scorepad.js";
 
 const MAX_DICE = 10;
 const GROUP_NAMES = { set: "Set", run: "Run", color: "One colour" };
@@ -162,16 +162,8 @@ class TurnView {
     this.drawPadHint();
   }
 
-  // Many players scroll sideways on a phone: say so, and shade the side that has more.
   drawPadHint() {
-    const wrap = this.$("#scorepad");
-    const more = wrap.scrollWidth > wrap.clientWidth + 1;
-    const hint = this.$("#pad-hint");
-    hint.hidden = !more;
-    hint.textContent = `Swipe the scorepad sideways to see all ${this.state.players.length} players.`;
-    const box = this.$("#pad-scroll");
-    box.classList.toggle("more-right", more && wrap.scrollLeft + wrap.clientWidth < wrap.scrollWidth - 1);
-    box.classList.toggle("more-left", more && wrap.scrollLeft > 1);
+    markPadScroll(this.$("#scorepad"), this.$("#pad-scroll"), this.$("#pad-hint"), this.state.players.length);
   }
 
   // --- the draft: dice being entered for this turn -------------------------------------------
