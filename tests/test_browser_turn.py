@@ -139,6 +139,15 @@ def test_each_photo_of_a_turn_moves_the_roll_on_and_a_confirm_starts_again_at_ro
     expect(page.locator("input[name=roll][value='1']")).to_be_checked()
 
 
+@needs_models
+def test_a_photo_after_dice_typed_in_is_the_next_roll(page):
+    create_game(page)
+    add_dice(page, PHASE_1_MISSED)
+    expect(page.locator("#next-roll")).to_have_text("Photo of roll 2")
+    take_photo(page, SAMPLES / "s00_white_10.jpg")
+    expect(page.locator("input[name=roll][value='2']")).to_be_checked()
+
+
 def test_with_rolls_left_the_main_action_is_the_next_roll_and_a_miss_takes_a_second_step(page):
     create_game(page)
     add_dice(page, PHASE_1_MISSED)

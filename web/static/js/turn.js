@@ -384,6 +384,8 @@ class TurnView {
       const seq = this.state.seq;
       const sameTurn = this.draft.seq === seq;
       const photos = sameTurn ? this.draft.photos : 0;
+      // Dice already showing this turn (read or typed) were a roll: this photo is the next.
+      const further = sameTurn && (photos > 0 || this.draft.dice.length > 0);
       this.draft = {
         seq,
         photos: photos + 1,
@@ -392,7 +394,7 @@ class TurnView {
       };
       this.endArmed = false;
       // A further photo in the turn is the next roll (the player can still set it back).
-      if (photos > 0) this.advisor.nextRoll();
+      if (further) this.advisor.nextRoll();
       if (!result.reading.dice.length) this.showError("No dice were found in this photo. Try again from straight above, or add the dice by hand.");
       this.changed(true);
     } catch (err) {
