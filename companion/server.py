@@ -20,7 +20,7 @@ from flask import Flask, Response, jsonify, request, send_file, send_from_direct
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from companion.assets import web_dir
-from companion.dice import DiceError, parse_faces
+from companion.dice import DiceError, parse_faces, standard_set
 from companion.game import GameError
 from companion.rules import PHASES, evaluate
 from companion.seating import SeatingError, first_player
@@ -105,6 +105,10 @@ def create_app(db_path: str | Path, *, join_code: str | None = None, reader: Rea
             "colors": g.color_names(),
             "max_upload_bytes": MAX_UPLOAD,
             "lan": join_code is not None,
+            # the values a high die shows (who starts: each rolls one high die)
+            "high_values": sorted({f.value for d in standard_set().high for f in d.faces if f.value is not None}),
+            # the page downscales a photo to this long side before upload: the reader never uses more
+            "photo_long_side": _photo_long_side(),
         })
 
     @app.post("/api/evaluate")
@@ -285,6 +289,15 @@ class _Reader:
         return self._reader
 
 
+def _photo_long_side() -> int | None:
+    """The most pixels the reader looks at along a photo's long side (None: no reader here)."""
+    try:
+        from companion.vision.image_io import MAX_DETAIL, WORK_LONG_SIDE
+    except ImportError:
+        return None
+    return round(WORK_LONG_SIDE * MAX_DETAIL)
+
+
 def _check_image(data: bytes) -> None:
     """Refuse what is plainly not an image before any model is loaded (reads the header only)."""
     from PIL import Image, UnidentifiedImageError
@@ -361,17 +374,20 @@ def _install_guards(app: Flask) -> None:
         if not code:
             return None
         offered = request.args.get("code") or request.cookies.get(JOIN_COOKIE) or request.headers.get("X-Join-Code")
-        if offered and hmac.compare_digest(offered.encode(), code.encode()):
+        if offered and _same_code(offered, code):
             return None
         message = "This scorepad needs its join code: scan the QR code or open the URL the server printed."
         if request.path.startswith("/api/"):
             return jsonify({"error": message}), 403
-        return Response(message + "\n", status=403, mimetype="text/plain")
+        # A person at the door: a page that says what to do, with a field for the code.
+        page = (WEB_DIR / "templates" / "join.html").read_text("utf-8")
+        return Response(page, status=403, mimetype="text/html")
 
     @app.after_request
     def remember_join_code(response: Response):
         code = app.config.get("JOIN_CODE")
-        if code and request.args.get("code") == code and request.cookies.get(JOIN_COOKIE) != code:
+        offered = request.args.get("code")
+        if code and offered and _same_code(offered, code) and request.cookies.get(JOIN_COOKIE) != code:
             response.set_cookie(JOIN_COOKIE, code, max_age=JOIN_COOKIE_DAYS * 86400, httponly=True, samesite="Strict")
         return response
 
@@ -415,8 +431,21 @@ def _install_errors(app: Flask) -> None:
         return jsonify({"error": f"The server hit an unexpected error ({type(exc).__name__}); nothing was changed."}), 500
 
 
+JOIN_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O or 1/I to confuse when typed
+
+
 def new_join_code() -> str:
-    return secrets.token_urlsafe(6)
+    """Eight letters and digits as XXXX-XXXX (40 bits), easy to read out and type."""
+    chars = "".join(secrets.choice(JOIN_ALPHABET) for _ in range(8))
+    return f"{chars[:4]}-{chars[4:]}"
+
+
+def _same_code(offered: str, code: str) -> bool:
+    """A join code as a person types it: any letter case, with or without its dash or spaces."""
+    def plain(text: str) -> bytes:
+        return "".join(text.split()).replace("-", "").upper().encode()
+
+    return hmac.compare_digest(plain(offered), plain(code))
 
 
 def make_server(app: Flask, host: str, port: int, threads: int = 32):

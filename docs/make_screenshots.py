@@ -125,10 +125,14 @@ def shoot(page, base: str, game: dict, solo: dict, race: dict, size: str) -> Non
         page.wait_for_selector("#current-player")
         page.set_input_files("#photo-input", str(photo))
         page.wait_for_selector("#photo:not([hidden]) #overlay .die-outline", timeout=60_000)
-        page.wait_for_selector("#verdict")
-        if size == "phone":  # the photo and the chips, below the player's name
-            page.evaluate("window.scrollTo(0, document.querySelector('#photo').offsetTop - 70)")
+        page.wait_for_function("() => !/Scoring/.test(document.querySelector('#verdict').textContent)")
+        page.wait_for_timeout(300)  # the crops and outlines drawn at the loaded photo's scale
+        # As the player sees it after the photo, unscrolled: the chips with their crops, and
+        # the verdict with the main action in the bar at the bottom.
         page.screenshot(path=OUT / f"{size}-photo.png")
+        if size == "phone":  # further down: the photo with its numbered outlines
+            page.evaluate("window.scrollTo(0, document.querySelector('#photo').offsetTop - 70)")
+            page.screenshot(path=OUT / f"{size}-photo-outlines.png")
         page.click("#clear")
 
     page.goto(f"{base}/#/game/{race['id']}")

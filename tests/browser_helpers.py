@@ -1,5 +1,6 @@
 """Driving the scorepad page in real Chromium: shared by the browser tests and
-docs/make_screenshots.py (which imports it as ``tests.browser_helpers``).
+docs/make_screenshots.py (which imports it as ``tests.browser_helpers``): plain functions, not
+fixtures, so each test reads as the player's taps.
 
 Debian's Chromium through Playwright (Playwright's own browser download cannot work offline),
 headless, with a fresh profile per launch.
@@ -19,6 +20,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 800}
 COLOUR_NAMES = {"r": "red", "o": "orange", "g": "green", "b": "blue"}
+READ_TIMEOUT_MS = 30_000  # a photo read on a busy CPU
 
 
 def launch_chromium(playwright: Playwright) -> Browser:
@@ -56,3 +58,28 @@ def create_game(page: Page, players: Sequence[str] = ("Ann", "Bob")) -> str:
     found = re.search(r"#/game/([\w-]+)", page.url)
     assert found, page.url
     return found.group(1)
+
+
+def take_photo(page: Page, path: Path) -> None:
+    """Choose a photo as the turn screen's camera button would, and wait for its reading."""
+    before = page.locator("#photo-img").get_attribute("src")
+    page.set_input_files("#photo-input", str(path))
+    # Each photo is stored under a new URL: wait until this one is drawn, and scored.
+    page.wait_for_function("""(before) => {
+        const img = document.querySelector('#photo-img');
+        return img.getAttribute('src') && img.getAttribute('src') !== before && document.querySelector('#busy').hidden;
+    }""", arg=before, timeout=READ_TIMEOUT_MS)
+    expect(page.locator("#photo")).to_be_visible()
+    expect(page.locator("#verdict")).not_to_have_text("Scoring…")
+
+
+def in_viewport(page: Page, selector: str) -> bool:
+    """The element is wholly on screen and is what a tap at its centre hits (nothing covers it)."""
+    return page.evaluate("""(selector) => {
+        const el = document.querySelector(selector);
+        if (!el) return false;
+        const r = el.getBoundingClientRect();
+        if (r.width === 0 || r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth) return false;
+        const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+        return !!hit && (hit === el || el.contains(hit));
+    }""", selector)

@@ -142,6 +142,7 @@ def test_a_photo_is_read_outlined_and_corrected_by_tapping(page):
     page.click("#picker [data-act=ok]")
     expect(chips.first).to_have_attribute("data-token", new)
     expect(page.locator("#verdict")).to_be_visible()
+    page.check("input[name=roll][value='3']")  # the final dice: Confirm, made or missed
     page.click("#confirm")
     expect(page.locator(".history li")).to_have_count(1)
     expect(page.locator(".history li")).to_contain_text(new)

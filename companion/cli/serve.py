@@ -51,8 +51,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"Scorepad on the local network: {url}")
         print("Scan to join (phones on the same Wi-Fi):")
         print(qr_text(url))
+        print(f"or open http://{lan_address()}:{args.port}/ and type the join code {code}")
     else:
-        print(f"Scorepad: http://127.0.0.1:{args.port}/")
+        print(f"Scorepad: http://127.0.0.1:{args.port}/ (this computer only)")
+        print("Phones on the same Wi-Fi: serve with --lan instead (`make run LAN=1` or "
+              "`companion serve --lan`); it prints a QR code to scan.")
     print("Press Ctrl+C to stop.", flush=True)
     try:
         server.run()
