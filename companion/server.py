@@ -16,6 +16,7 @@ from typing import Sequence
 
 from flask import Flask
 
+from companion.assets import web_dir
 from companion.store import Store
 from companion.web_api import errors, guards
 from companion.web_api.broadcast import Broadcaster
@@ -26,16 +27,17 @@ from companion.web_api.settings import LOOPBACK_HOSTS, MAX_PHOTO_BYTES, MAX_STRE
 
 log = logging.getLogger("companion.server")
 
-WEB_DIR = Path(__file__).resolve().parent.parent / "web"
+WEB_DIR = web_dir()
 MAX_UPLOAD = MAX_PHOTO_BYTES
 
 
 def create_app(db_path: str | Path, *, join_code: str | None = None, lan_hosts: Sequence[str] = (),
                keepalive_s: float = 15.0, max_streams: int = MAX_STREAMS,
-               warm_advisor: bool = False) -> Flask:
+               warm_advisor: bool = False, models_dir: Path | None = None) -> Flask:
     """The app; `join_code` turns on LAN mode (every request must carry the code), and
     `lan_hosts` are the addresses it is then reached by (besides this machine's loopback).
     `max_streams` live-update streams may be open at once (make_server gives them threads).
+    `models_dir` is the dice reader's models folder (None: $COMPANION_MODELS, else the shipped models).
 
     `warm_advisor` builds the roll advisor's tables in a background thread (`companion serve`
     does; tests do not, so they stay fast) so that no player waits for a first advice."""
@@ -51,7 +53,7 @@ def create_app(db_path: str | Path, *, join_code: str | None = None, lan_hosts: 
         "store": Store(db_path),
         "cache": ReplayCache(),
         "events": Broadcaster(settings.keepalive_s, settings.max_streams, settings.disconnect_poll_s),
-        "photos": PhotoReader(settings.photo_reads),
+        "photos": PhotoReader(settings.photo_reads, models_dir),
     }
     guards.install(app)
     errors.install(app)
@@ -79,8 +81,13 @@ def _warm_advisor_in_background() -> threading.Thread:
     return thread
 
 
+JOIN_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O or 1/I to confuse when typed
+
+
 def new_join_code() -> str:
-    return secrets.token_urlsafe(6)
+    """Eight letters and digits as XXXX-XXXX (40 bits), easy to read out and type."""
+    chars = "".join(secrets.choice(JOIN_ALPHABET) for _ in range(8))
+    return f"{chars[:4]}-{chars[4:]}"
 
 
 def make_server(app: Flask, host: str, port: int, threads: int = 16):

@@ -359,3 +359,18 @@ def test_a_stream_that_falls_far_behind_is_ended_not_buffered_for():
     again = events.stream("game", lambda: ("state", {"seq": 5}))
     assert b'"seq":5' in [next(again), next(again)][1]  # and its place is free again
     again.close()
+
+
+def test_the_join_page_may_use_its_own_style_and_nothing_else_inline(db_path):
+    import base64
+    import hashlib
+    import re
+
+    client = create_app(db_path, join_code="ABCD-EFGH").test_client()
+    response = client.get("/")
+    assert response.status_code == 403
+    styles = re.findall(r"<style>(.*?)</style>", response.get_data(as_text=True), re.S)
+    policy = response.headers["Content-Security-Policy"]
+    for style in styles:
+        assert f"'sha256-{base64.b64encode(hashlib.sha256(style.encode()).digest()).decode()}'" in policy
+    assert "unsafe-inline" not in policy and "script-src 'self'" in policy

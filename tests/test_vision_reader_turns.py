@@ -46,6 +46,7 @@ def _heads(logits):
     return [logits.value, logits.color] + ([logits.face] if logits.face is not None else [])
 
 
+@pytest.mark.slow
 def test_unsure_crops_get_every_turn_and_plain_ones_the_first(monkeypatch):
     reader = load_models().reader
     if reader.turns < 4:

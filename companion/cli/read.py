@@ -38,6 +38,9 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per photo per line")
     p.add_argument("--annotate", metavar="OUT",
                    help="write a copy of the photo with boxes and readings (a folder when several photos)")
+    p.add_argument("--models", metavar="DIR", type=Path, default=None,
+                   help="the folder of detector.onnx, reader.onnx and calibration.json "
+                   "(default: $COMPANION_MODELS, else the models the package ships)")
     p.set_defaults(func=run)
 
 
@@ -67,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     several = len(args.images) > 1
     for image in args.images:
         try:
-            reading = read_image(image)
+            reading = read_image(image, args.models)
         except ImageError as exc:
             print(f"companion read: {exc}", file=sys.stderr)
             status = EXIT_BAD_IMAGE

@@ -1,7 +1,7 @@
 """The two ONNX models, loaded once per process, and the calibration that goes with them.
 
-Models live in ``<repo>/models/`` (next to the ``companion`` package), or in the folder
-named by the environment variable COMPANION_MODELS.
+The shipped models are package data (``companion.models``, the repository's ``models/``);
+the environment variable COMPANION_MODELS, or a folder the caller names, points elsewhere.
 """
 
 from __future__ import annotations
@@ -11,9 +11,15 @@ import os
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
+
+from companion import assets
+
+if TYPE_CHECKING:  # onnxruntime itself is imported on first use: only reading photos needs it
+    from onnxruntime import InferenceSession
 
 DETECTOR_FILE = "detector.onnx"
 READER_FILE = "reader.onnx"
@@ -41,10 +47,10 @@ def models_dir() -> Path:
     env = os.environ.get("COMPANION_MODELS")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parent.parent.parent / "models"
+    return assets.models_dir()
 
 
-def _session(path: Path):
+def _session(path: Path) -> InferenceSession:
     import onnxruntime as ort  # imported here: only reading photos needs it
 
     if not path.is_file():
@@ -56,7 +62,7 @@ def _session(path: Path):
     return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
 
 
-def _meta(session) -> dict[str, str]:
+def _meta(session: InferenceSession) -> dict[str, str]:
     return dict(session.get_modelmeta().custom_metadata_map)
 
 
@@ -70,7 +76,7 @@ class Detection:
 class DetectorModel:
     """CenterNet-style detector: a heatmap of top-face centres plus each face's box size."""
 
-    session: object
+    session: InferenceSession
     input_long_side: int
     stride: int
     threshold: float = 0.3
@@ -206,14 +212,19 @@ def peaks_to_detections(
         kept.append(i)
         if len(kept) == max_det:
             break
-    return [Detection(tuple(float(v) for v in boxes[i]), float(scores[i])) for i in kept]
+    return [Detection(_box(boxes[i]), float(scores[i])) for i in kept]
+
+
+def _box(row: np.ndarray) -> tuple[float, float, float, float]:
+    x0, y0, x1, y1 = (float(v) for v in row)
+    return x0, y0, x1, y1
 
 
 @dataclass
 class ReaderModel:
     """Classifies a face crop: value (1..10, W) and ink colour, at any rotation."""
 
-    session: object
+    session: InferenceSession
     size: int
     turns: int = READER_TURNS
     has_face_head: bool = False

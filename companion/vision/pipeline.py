@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
-from companion.dice import DiceSet, standard_set
+from companion.dice import MAX_DICE, DiceSet, standard_set
 from companion.vision.crops import box_crop
-from companion.vision.decoder import MAX_DICE, DecodeSettings, decode
+from companion.vision.decoder import DecodeSettings, decode
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
 from companion.vision.models import Detection, DetectorModel, Models, ReaderLogits, load_models, softmax
 from companion.vision.reading import DieReading, Reading

@@ -13,11 +13,10 @@ from collections import OrderedDict
 from typing import Any, Sequence
 
 from companion.dice import Color, DiceError, Face, parse_faces, standard_set
+from companion.game import MAX_NAME_LENGTH as MAX_NAME
 from companion.game import Game, GameError, Mode, house_rules_from_json
 from companion.store import AttemptRecord, GameRecord
 from companion.web_api.fields import field
-
-MAX_NAME = 30
 
 
 def game_config(body: dict[str, Any]) -> dict[str, Any]:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import hmac
+import re
 
 from flask import Flask, Response, current_app, jsonify, request
 
@@ -92,6 +95,14 @@ def check_origin():
                         "open the scorepad itself.")
 
 
+def same_code(offered: str, code: str) -> bool:
+    """A join code as a person types it: any letter case, with or without its dash or spaces."""
+    def plain(text: str) -> bytes:
+        return "".join(text.split()).replace("-", "").upper().encode()
+
+    return hmac.compare_digest(plain(offered), plain(code))
+
+
 def host_name(host: str) -> str:
     """The name in a Host header, without the port or IPv6 brackets: "[::1]:8010" -> "::1"."""
     host = host.strip().lower()
@@ -114,13 +125,28 @@ def check_join_code():
     if not code:
         return None
     offered = request.args.get("code") or request.cookies.get(JOIN_COOKIE) or request.headers.get("X-Join-Code")
-    if offered and hmac.compare_digest(offered.encode(), code.encode()):
+    if offered and same_code(offered, code):
         return None
-    return _refuse(403, "This scorepad needs its join code: scan the QR code or open the URL the server printed.")
+    message = "This scorepad needs its join code: scan the QR code or open the URL the server printed."
+    if request.path.startswith("/api/"):
+        return jsonify({"error": message}), 403
+    # A person at the door: a page that says what to do, with a field for the code.
+    page = (current_app.config["WEB_DIR"] / "templates" / "join.html").read_text("utf-8")
+    response = Response(page, status=403, mimetype="text/html")
+    # its one inline style block, allowed by its hash (the policy allows no other inline style)
+    response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY.replace(
+        "style-src 'self'", f"style-src 'self' {_style_hashes(page)}")
+    return response
+
+
+def _style_hashes(page: str) -> str:
+    blocks = re.findall(r"<style>(.*?)</style>", page, re.S)
+    return " ".join(f"'sha256-{base64.b64encode(hashlib.sha256(b.encode()).digest()).decode()}'" for b in blocks)
 
 
 def remember_join_code(response: Response) -> Response:
     code = context.settings().join_code
-    if code and request.args.get("code") == code and request.cookies.get(JOIN_COOKIE) != code:
+    offered = request.args.get("code")
+    if code and offered and same_code(offered, code) and request.cookies.get(JOIN_COOKIE) != code:
         response.set_cookie(JOIN_COOKIE, code, max_age=JOIN_COOKIE_DAYS * 86400, httponly=True, samesite="Strict")
     return response

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from companion.game import MAX_NAME_LENGTH
 from companion.web_api.settings import MAX_LIST_ITEMS
 
 _ERROR = {"$ref": "#/components/schemas/Error"}
@@ -147,7 +148,7 @@ def _document() -> dict[str, Any]:
                 "post": {"summary": "Create a game; players are given in turn order",
                          "requestBody": _body({"type": "object", "required": ["players"], "properties": {
                              "players": {"type": "array", "minItems": 1, "maxItems": MAX_LIST_ITEMS, "items": {
-                                 "type": "string", "minLength": 1, "maxLength": 30, "pattern": "\\S",
+                                 "type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH, "pattern": "\\S",
                                  "description": "names differ ignoring case; solitaire is for 1 player"}},
                              "mode": {"enum": ["standard", "solitaire"], "default": "standard"},
                              "rules": _RULES_IN}}),

@@ -5,10 +5,12 @@ The vision pipeline is imported on first use, so the scorepad runs without it.
 
 from __future__ import annotations
 
+import functools
 import io
 import logging
 import threading
 import warnings
+from pathlib import Path
 from typing import Any
 
 from flask import request
@@ -28,8 +30,9 @@ class PhotoReader:
     """Reads the dice in a photo, at most `slots` photos at once (decoding costs memory and
     a core each; more at once only queue for the CPU and hold more memory)."""
 
-    def __init__(self, slots: int):
+    def __init__(self, slots: int, models_dir: Path | None = None):
         self._slots = threading.BoundedSemaphore(max(1, slots))
+        self._models_dir = models_dir
         self._lock = threading.Lock()
         self._read: Any = None
 
@@ -54,7 +57,7 @@ class PhotoReader:
                     from companion.vision import read_image
                 except Exception as exc:  # the pipeline itself cannot be imported
                     raise ApiError(503, f"The dice reader is not available ({exc}). Enter the dice by hand.") from None
-                self._read = read_image
+                self._read = functools.partial(read_image, models_folder=self._models_dir)
         return self._read
 
 

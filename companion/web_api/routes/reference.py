@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, jsonify
 
+from companion.dice import standard_set
 from companion.rules import PHASES
 from companion.web_api import context
 from companion.web_api.games import color_names
@@ -28,4 +29,17 @@ def info():
         "colors": color_names(),
         "max_upload_bytes": MAX_PHOTO_BYTES,
         "lan": context.settings().lan,
+        # the values a high die shows (who starts: each rolls one high die)
+        "high_values": sorted({f.value for d in standard_set().high for f in d.faces if f.value is not None}),
+        # the page downscales a photo to this long side before upload: the reader never uses more
+        "photo_long_side": _photo_long_side(),
     })
+
+
+def _photo_long_side() -> int | None:
+    """The most pixels the reader looks at along a photo's long side (None: no reader here)."""
+    try:
+        from companion.vision.image_io import MAX_DETAIL, WORK_LONG_SIDE
+    except ImportError:
+        return None
+    return round(WORK_LONG_SIDE * MAX_DETAIL)
