@@ -18,10 +18,12 @@ MULTIPART_SLACK = 1024 * 1024
 JOIN_COOKIE = "p10_join"
 JOIN_COOKIE_DAYS = 30
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-# The page is one module script and its own styles, photos and the camera: nothing inline,
+# The page is one module script and its own style sheet, photos and the camera: no inline
+# script or style element (a die's crop is a style attribute, which cannot run code),
 # nothing from elsewhere, never in a frame.
 CONTENT_SECURITY_POLICY = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
+    "default-src 'self'; script-src 'self'; style-src 'self'; style-src-attr 'unsafe-inline'; "
+    "img-src 'self' blob: data:; "
     "media-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
     "form-action 'self'; frame-ancestors 'none'"
 )
