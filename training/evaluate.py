@@ -26,7 +26,8 @@ import numpy as np
 from companion.dice import Face
 from companion.vision.image_io import load_work_image
 from companion.vision.models import load_models
-from companion.vision.pipeline import analyse
+from companion.vision.pipeline import DEFAULT_SETTINGS, analyse
+from companion.vision.settings import ReadSettings
 from training.common import LabelledImage, read_dataset
 from training.misreads import misread_sheet
 
@@ -79,10 +80,10 @@ def box_iou(a, b) -> float:
     return inter / union if union > 0 else 0.0
 
 
-def evaluate_image(image: LabelledImage, models) -> ImageResult:
+def evaluate_image(image: LabelledImage, models, settings: ReadSettings = DEFAULT_SETTINGS) -> ImageResult:
     t0 = time.perf_counter()
     work = load_work_image(image.path)
-    result = analyse(work, models)
+    result = analyse(work, models, settings)
     ms = (time.perf_counter() - t0) * 1000
     out = ImageResult(image, ms=ms)
     truths = list(image.dice)
@@ -247,16 +248,17 @@ def report(results: list[ImageResult], out=print) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", required=True, help="a dataset folder (labels.jsonl + images)")
-    ap.add_argument("--models", help="models folder (default: the repo's models/)")
+    ap.add_argument("--models", help="models folder (default: COMPANION_MODELS, else the repo's models/)")
     ap.add_argument("--limit", type=int, default=0, help="only the first N photos")
     ap.add_argument("--json", help="also write the figures to this JSON file")
     ap.add_argument("--misreads", help="also draw the first misread faces, truth > reading, into this image")
     args = ap.parse_args(argv)
-    models = load_models(Path(args.models) if args.models else None)
+    settings = ReadSettings.from_env()  # COMPANION_* switches, as the CLI reads them
+    models = load_models(Path(args.models) if args.models else settings.models_dir, settings.providers)
     images = read_dataset(args.data)
     if args.limit:
         images = images[: args.limit]
-    results = [evaluate_image(im, models) for im in images]
+    results = [evaluate_image(im, models, settings) for im in images]
     print(f"dataset {args.data}: {len(images)} photos")
     figures = report(results)
     if args.json:
