@@ -8,11 +8,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from companion.dice import DiceSet, standard_set
+from companion.dice import DiceSet, Face, standard_set
 from companion.vision.crops import box_crop
-from companion.vision.decoder import MAX_DICE, decode
+from companion.vision.cubes import second_boxes
+from companion.vision.decoder import COLOR_CLASSES, MAX_DICE, VALUE_CLASSES, DecodedDie, decode
 from companion.vision.detector import Detection, DetectorModel
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
+from companion.vision.inks import measure_ink
+from companion.vision.joint_colour import joint_colours
 from companion.vision.models import Models, load_models
 from companion.vision.reader import ReaderLogits, softmax
 from companion.vision.reading import DieReading, Reading
@@ -22,7 +25,10 @@ from companion.vision.settings import ReadSettings
 DEFAULT_SETTINGS = ReadSettings()
 
 # A reading is also flagged when the detector, or the reader's face head, is unsure the box
-# is a die's top face.
+# is a die's top face, when it may be a second box on a cube already read (cubes.py), when
+# the photo's other dice moved its colour (joint_colour.py), and
+# when the set's constraint made the decoder read it otherwise than the reader saw it: the
+# set cannot produce what the reader saw, so something in the photo was misread.
 DETECTION_SURE = 0.5
 FACE_SURE = 0.5
 # Boxes read beyond the set's 10 dice: the reader's face head may turn some down (a reader
@@ -127,20 +133,33 @@ def analyse(
     cal = models.calibration
     faces = read.face_probability()
     keep = [i for i in range(len(detections)) if faces is None or faces[i] >= cal.face_threshold]
+    second = {keep[k] for k in second_boxes([detections[i] for i in keep], [1.0 if faces is None else faces[i] for i in keep])}
+    if settings.one_per_cube:
+        keep = [i for i in keep if i not in second]
     # more boxes than dice in the set: the weakest cannot all be dice; keep the 10 surest
     keep = keep[:MAX_DICE]
+    on_a_read_cube = np.array([settings.flag_second_boxes and i in second for i in keep], dtype=bool)
     detections = [detections[i] for i in keep]
     value_logits, color_logits = read.value[keep], read.color[keep]
     face_probs = np.ones(len(keep)) if faces is None else faces[keep]
     if not detections:
         return _nothing()
-    decoded = decode(
-        softmax(value_logits, cal.value_temperature),
-        softmax(color_logits, cal.color_temperature),
-        dice_set or standard_set(),
-        settings.decoding,
-    )
-    dice = [_reading(work, detections[d.index], d, float(face_probs[d.index])) for d in decoded]
+    value_probs = softmax(value_logits, cal.value_temperature)
+    color_probs = softmax(color_logits, cal.color_temperature)
+    moved = np.zeros(len(detections), dtype=bool)
+    if settings.joint_colour:
+        joint = joint_colours(color_probs, [measure_ink(work.rgb, d.box) for d in detections])
+        color_probs, moved = joint.probs, joint.moved
+    decoded = decode(value_probs, color_probs, dice_set or standard_set(), settings.decoding)
+    # what the reader saw on each face, before the set had its say
+    seen = [Face(VALUE_CLASSES[int(v)], COLOR_CLASSES[int(c)])
+            for v, c in zip(value_probs.argmax(axis=1), color_probs.argmax(axis=1))]
+    dice = []
+    for d in decoded:
+        i = d.index
+        unsure = (detections[i].score < DETECTION_SURE or face_probs[i] < FACE_SURE or bool(moved[i] or on_a_read_cube[i])
+                  or (settings.flag_set_changes and d.face != seen[i]))
+        dice.append(_reading(work, detections[i], d, unsure))
     return Analysis(detections, value_logits, color_logits, dice)
 
 
@@ -153,14 +172,15 @@ def read_work_image(
     return sorted(readings, key=lambda r: (round(r.box[1] / max(r.box[3] - r.box[1], 1)), r.box[0]))
 
 
-def _reading(work: WorkImage, det: Detection, d, face_prob: float) -> DieReading:
+def _reading(work: WorkImage, det: Detection, d: DecodedDie, unsure: bool) -> DieReading:
+    """One decoded die; flagged when the decoder is unsure of its face, or `unsure` (see analyse)."""
     return DieReading(
         value=d.face.value,
         color=d.face.color,
         confidence=d.confidence,
         box=work.to_full(det.box),
         die=d.die,
-        uncertain=d.uncertain or det.score < DETECTION_SURE or face_prob < FACE_SURE,
+        uncertain=d.uncertain or unsure,
         polygon=None,
     )
 
