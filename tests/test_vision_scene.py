@@ -89,3 +89,19 @@ def test_a_reading_the_set_cannot_produce_is_flagged():
     assert forced.face.token != "5o" and forced.uncertain
     (unflagged,) = analyse(work, models, ReadSettings(flag_set_changes=False), without_h3).dice
     assert unflagged.face == forced.face and not unflagged.uncertain  # what the flag adds
+
+
+@needs_models
+def test_under_a_warm_lamp_the_photos_own_inks_fix_a_blue_read_as_green():
+    # a 2200-3000 K lamp, weak white balance (calib split, seed 2301, photo 11 of a --light
+    # warm set): alone, the reader calls the blue 10 and 8 green, the 10 without a flag
+    photo = render_indexed(2301, "calib", 11, SceneOptions(light="warm"))
+    data = encode_jpeg(photo.image, photo.conditions["jpeg_quality"])
+    truth = sorted(f"{d['value']}{d['color'][0]}" for d in photo.dice)
+    models = load_models()
+    alone = read_image(data, models, ReadSettings(joint_colour=False))
+    assert "10g" in _tokens(alone) and "10b" not in _tokens(alone)
+    assert not next(d for d in alone.dice if d.face.token == "10g").uncertain
+    joint = read_image(data, models, ReadSettings(joint_colour=True))
+    assert "10b" in _tokens(joint) and "8b" in _tokens(joint)
+    assert set(_tokens(joint)) <= set(truth)

@@ -62,3 +62,26 @@ def measure_ink(rgb: np.ndarray, box: tuple[float, float, float, float]) -> Ink:
     ink = chroma_px[np.argsort(-off_body)[:k]].mean(axis=0)
     return Ink(math.degrees(math.atan2(ink[1], ink[0])) % 360.0, float(np.hypot(*ink)), referenced)
 
+
+
+def light_cast(rgb: np.ndarray, boxes: list[tuple[float, float, float, float]]) -> float | None:
+    """How coloured the photo's light is, told by its dice bodies: the length of the median
+    light body's colour in the opponent plane (0: grey). None when most bodies are dark (no
+    white reference) or there are no dice."""
+    bodies = [b for b in (_body(rgb, box) for box in boxes) if b is not None]
+    light = [b for b in bodies if float(np.exp(b).mean()) >= LIGHT_BODY]
+    if not light or len(light) * 2 < len(bodies):
+        return None
+    return float(np.hypot(*_opponent(np.median(np.array(light), axis=0))))
+
+
+def _body(rgb: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarray | None:
+    """The log linear RGB of a face's body: the median of its centre, which the body covers most of."""
+    x0, y0, x1, y1 = box
+    cx, cy, half_w, half_h = (x0 + x1) / 2, (y0 + y1) / 2, CENTRE * (x1 - x0) / 2, CENTRE * (y1 - y0) / 2
+    a, b = int(max(0, math.floor(cx - half_w))), int(max(0, math.floor(cy - half_h)))
+    c, d = int(min(rgb.shape[1], math.ceil(cx + half_w))), int(min(rgb.shape[0], math.ceil(cy + half_h)))
+    if c - a < 2 or d - b < 2:
+        return None
+    patch = cv2.resize(rgb[b:d, a:c], (PATCH // 2, PATCH // 2), interpolation=cv2.INTER_AREA)
+    return np.median(np.log(_linear(patch).reshape(-1, 3) + _EPS), axis=0)

@@ -14,7 +14,7 @@ from companion.vision.cubes import second_boxes
 from companion.vision.decoder import COLOR_CLASSES, MAX_DICE, VALUE_CLASSES, DecodedDie, decode
 from companion.vision.detector import Detection, DetectorModel
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
-from companion.vision.inks import measure_ink
+from companion.vision.inks import light_cast, measure_ink
 from companion.vision.joint_colour import joint_colours
 from companion.vision.models import Models, load_models
 from companion.vision.reader import ReaderLogits, softmax
@@ -31,6 +31,14 @@ DEFAULT_SETTINGS = ReadSettings()
 # set cannot produce what the reader saw, so something in the photo was misread.
 DETECTION_SURE = 0.5
 FACE_SURE = 0.5
+# The photo's light, told by its light dice bodies (inks.light_cast): beyond UNUSUAL_CAST the
+# light is more coloured than nearly all the training look's (95 % of the calibration photos
+# stay under 1.14; a 2200-3000 K lamp with a weak white balance gives 0.9-2.6), and the
+# reader, overconfident there, is trusted only from UNUSUAL_LIGHT_SURE. Both were chosen on
+# data/calib and data/stress_warm_calib: half the silent errors under a warm lamp are then
+# flagged, at no cost under the usual light.
+UNUSUAL_CAST = 1.2
+UNUSUAL_LIGHT_SURE = 0.99
 # Boxes read beyond the set's 10 dice: the reader's face head may turn some down (a reader
 # without that head keeps the 10 surest as before).
 EXTRA_CANDIDATES = 4
@@ -151,6 +159,9 @@ def analyse(
         joint = joint_colours(color_probs, [measure_ink(work.rgb, d.box) for d in detections])
         color_probs, moved = joint.probs, joint.moved
     decoded = decode(value_probs, color_probs, dice_set or standard_set(), settings.decoding)
+    cast = light_cast(work.rgb, [d.box for d in detections]) if settings.flag_unusual_light else None
+    # a light beyond the training look: the reader's confidences are worth less (see UNUSUAL_CAST)
+    sure_enough = UNUSUAL_LIGHT_SURE if cast is not None and cast > UNUSUAL_CAST else 0.0
     # what the reader saw on each face, before the set had its say
     seen = [Face(VALUE_CLASSES[int(v)], COLOR_CLASSES[int(c)])
             for v, c in zip(value_probs.argmax(axis=1), color_probs.argmax(axis=1))]
@@ -158,6 +169,7 @@ def analyse(
     for d in decoded:
         i = d.index
         unsure = (detections[i].score < DETECTION_SURE or face_probs[i] < FACE_SURE or bool(moved[i] or on_a_read_cube[i])
+                  or d.confidence < sure_enough
                   or (settings.flag_set_changes and d.face != seen[i]))
         dice.append(_reading(work, detections[i], d, unsure))
     return Analysis(detections, value_logits, color_logits, dice)

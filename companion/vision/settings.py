@@ -13,7 +13,7 @@ The defaults are the shipped pipeline. The CLI and the server make theirs once w
     COMPANION_ZOOM            0 turns off the second search of small dice in a sharper copy
     COMPANION_ZOOMED_VIEWS    mirror views of that second search, 1..4 (0 or unset: as the first)
     COMPANION_FAINT_HEAT      heat that marks ground for the second search (0.05; 0: the whole photo)
-    COMPANION_JOINT_COLOUR    0 judges each die's ink colour alone, as the reader does
+    COMPANION_JOINT_COLOUR    1 decides the ink colours of a photo's dice together (off by default)
     COMPANION_ONE_PER_CUBE    1 drops a box that may be a second one on a cube (default: flags it)
 
 Nothing reads the environment at import.
@@ -47,10 +47,11 @@ class ReadSettings:
     zoom_small_faces: bool = True
     zoomed_views: int | None = None  # None: as many as the first search
     faint_heat: float = 0.05
-    joint_colour: bool = True  # decide the ink colours of a photo's dice together (joint_colour.py)
+    joint_colour: bool = False  # decide the ink colours of a photo's dice together (joint_colour.py)
     one_per_cube: bool = False  # drop a box that may be a second one on a cube (cubes.py); else flag it
     flag_set_changes: bool = True  # flag a die the set's constraint read otherwise than the reader saw it
     flag_second_boxes: bool = True  # flag a box that may be a second one on a cube (when not dropped)
+    flag_unusual_light: bool = True  # under a light more coloured than the training look's, ask for more
     decoding: DecodeSettings = field(default_factory=DecodeSettings)
 
     def __post_init__(self) -> None:
