@@ -1,4 +1,6 @@
-"""read_image: photo in, dice out. Load -> detect top faces -> read each crop -> decode with the set."""
+"""read_image: photo in, dice out. Load -> detect top faces -> read each crop -> decode with the
+set -> flag what the scene says to check (a second box on a cube, an unusual light, a reading
+the set cannot produce)."""
 
 from __future__ import annotations
 
@@ -26,9 +28,9 @@ DEFAULT_SETTINGS = ReadSettings()
 
 # A reading is also flagged when the detector, or the reader's face head, is unsure the box
 # is a die's top face, when it may be a second box on a cube already read (cubes.py), when
-# the photo's other dice moved its colour (joint_colour.py), and
-# when the set's constraint made the decoder read it otherwise than the reader saw it: the
-# set cannot produce what the reader saw, so something in the photo was misread.
+# the photo's other dice moved its colour (joint_colour.py), and when the set's constraint
+# made the decoder read it otherwise than the reader saw it: the set cannot produce what the
+# reader saw, so something in the photo was misread.
 DETECTION_SURE = 0.5
 FACE_SURE = 0.5
 # The photo's light, told by its light dice bodies (inks.light_cast): beyond UNUSUAL_CAST the
@@ -140,18 +142,12 @@ def analyse(
     read = read_boxes(work, detections, models, settings)
     cal = models.calibration
     faces = read.face_probability()
-    keep = [i for i in range(len(detections)) if faces is None or faces[i] >= cal.face_threshold]
-    second = {keep[k] for k in second_boxes([detections[i] for i in keep], [1.0 if faces is None else faces[i] for i in keep])}
-    if settings.one_per_cube:
-        keep = [i for i in keep if i not in second]
-    # more boxes than dice in the set: the weakest cannot all be dice; keep the 10 surest
-    keep = keep[:MAX_DICE]
-    on_a_read_cube = np.array([settings.flag_second_boxes and i in second for i in keep], dtype=bool)
+    faces = np.ones(len(detections)) if faces is None else faces
+    keep, second = _kept_boxes(detections, faces, cal.face_threshold, settings)
+    if not keep:
+        return _nothing()
     detections = [detections[i] for i in keep]
     value_logits, color_logits = read.value[keep], read.color[keep]
-    face_probs = np.ones(len(keep)) if faces is None else faces[keep]
-    if not detections:
-        return _nothing()
     value_probs = softmax(value_logits, cal.value_temperature)
     color_probs = softmax(color_logits, cal.color_temperature)
     moved = np.zeros(len(detections), dtype=bool)
@@ -159,20 +155,40 @@ def analyse(
         joint = joint_colours(color_probs, [measure_ink(work.rgb, d.box) for d in detections])
         color_probs, moved = joint.probs, joint.moved
     decoded = decode(value_probs, color_probs, dice_set or standard_set(), settings.decoding)
+    unsure = _scene_flags(work, detections, faces[keep], value_probs, color_probs, decoded, settings)
+    unsure |= moved | (second[keep] & settings.flag_second_boxes)
+    dice = [_reading(work, detections[d.index], d, bool(unsure[d.index])) for d in decoded]
+    return Analysis(detections, value_logits, color_logits, dice)
+
+
+def _kept_boxes(
+    detections: list[Detection], faces: np.ndarray, face_threshold: float, settings: ReadSettings
+) -> tuple[list[int], np.ndarray]:
+    """The boxes read as dice (surest first) and, per box, whether it may be a second box on a
+    cube a surer box is on (cubes.py): dropped with settings.one_per_cube, else kept."""
+    keep = [i for i in range(len(detections)) if faces[i] >= face_threshold]
+    second = np.zeros(len(detections), dtype=bool)
+    second[[keep[k] for k in second_boxes([detections[i] for i in keep], faces[keep])]] = True
+    if settings.one_per_cube:
+        keep = [i for i in keep if not second[i]]
+    # more boxes than dice in the set: the weakest cannot all be dice; keep the 10 surest
+    return keep[:MAX_DICE], second
+
+
+def _scene_flags(
+    work: WorkImage, detections: list[Detection], faces: np.ndarray, value_probs: np.ndarray,
+    color_probs: np.ndarray, decoded: list[DecodedDie], settings: ReadSettings,
+) -> np.ndarray:
+    """Per box: should the player check it, beyond the decoder's own confidence? (see DETECTION_SURE)"""
+    unsure = np.array([d.score < DETECTION_SURE for d in detections]) | (faces < FACE_SURE)
     cast = light_cast(work.rgb, [d.box for d in detections]) if settings.flag_unusual_light else None
     # a light beyond the training look: the reader's confidences are worth less (see UNUSUAL_CAST)
     sure_enough = UNUSUAL_LIGHT_SURE if cast is not None and cast > UNUSUAL_CAST else 0.0
-    # what the reader saw on each face, before the set had its say
-    seen = [Face(VALUE_CLASSES[int(v)], COLOR_CLASSES[int(c)])
-            for v, c in zip(value_probs.argmax(axis=1), color_probs.argmax(axis=1))]
-    dice = []
     for d in decoded:
-        i = d.index
-        unsure = (detections[i].score < DETECTION_SURE or face_probs[i] < FACE_SURE or bool(moved[i] or on_a_read_cube[i])
-                  or d.confidence < sure_enough
-                  or (settings.flag_set_changes and d.face != seen[i]))
-        dice.append(_reading(work, detections[i], d, unsure))
-    return Analysis(detections, value_logits, color_logits, dice)
+        # what the reader saw on the face, before the set had its say
+        seen = Face(VALUE_CLASSES[int(value_probs[d.index].argmax())], COLOR_CLASSES[int(color_probs[d.index].argmax())])
+        unsure[d.index] |= d.confidence < sure_enough or (settings.flag_set_changes and d.face != seen)
+    return unsure
 
 
 def read_work_image(
