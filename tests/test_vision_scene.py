@@ -12,7 +12,7 @@ from companion.vision.cubes import second_boxes
 from companion.vision.decoder import color_index
 from companion.vision.detector import Detection
 from companion.vision.image_io import load_work_image
-from companion.vision.inks import Ink
+from companion.vision.inks import Ink, light_cast, measure_ink
 from companion.vision.joint_colour import joint_colours
 from companion.vision.models import load_models, models_present
 from companion.vision.pipeline import analyse
@@ -105,3 +105,25 @@ def test_under_a_warm_lamp_the_photos_own_inks_fix_a_blue_read_as_green():
     joint = read_image(data, models, ReadSettings(joint_colour=True))
     assert "10b" in _tokens(joint) and "8b" in _tokens(joint)
     assert set(_tokens(joint)) <= set(truth)
+
+
+def _face_image(body, ink, light=(1.0, 1.0, 1.0)) -> np.ndarray:
+    """A 60-px die face (a body with a bar of ink across its middle) under a light, sRGB uint8."""
+    lin = np.ones((60, 60, 3)) * np.asarray(body)
+    lin[26:34, 12:48] = ink
+    lin = np.clip(lin * np.asarray(light), 0, 1)
+    srgb = np.where(lin <= 0.0031308, lin * 12.92, 1.055 * lin ** (1 / 2.4) - 0.055)
+    return (srgb * 255 + 0.5).astype(np.uint8)
+
+
+def test_an_ink_is_measured_against_its_body_and_the_light_against_the_bodies():
+    ivory, red, orange = (0.85, 0.80, 0.66), (0.58, 0.02, 0.03), (0.87, 0.20, 0.01)
+    lamp = (1.0, 0.62, 0.32)  # about 2500 K, nothing corrected
+    box = (0.0, 0.0, 60.0, 60.0)
+    for light in ((1.0, 1.0, 1.0), lamp):
+        r, o = measure_ink(_face_image(ivory, red, light), box), measure_ink(_face_image(ivory, orange, light), box)
+        assert r.referenced and o.referenced and r.hue + 15 < o.hue  # red stays below orange
+    plain = light_cast(_face_image(ivory, red), [box])
+    warm = light_cast(_face_image(ivory, red, lamp), [box])
+    assert plain is not None and warm is not None and plain < 1.2 < warm
+    assert light_cast(_face_image((0.05, 0.05, 0.06), red, lamp), [box]) is None  # a dark body: no reference
