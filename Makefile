@@ -1,16 +1,23 @@
-# `make run` serves the scorepad; `make test` runs every test. Both set up .venv/ first.
+# `make run` serves the scorepad (`make run LAN=1` to the phones on the Wi-Fi); `make test` runs every test;
+# `make lint` runs ruff and mypy. All set up .venv/ first.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench data data-blender train-env system-deps clean
+.PHONY: run test lint bench data data-blender train-env system-deps clean
 
+# `make run LAN=1`: serve on the local network, for the phones at the table (join by QR code).
 run: $(STAMP)
-	$(BIN)/companion serve
+	$(BIN)/companion serve $(if $(LAN),--lan)
 
 test: $(STAMP) system-deps
 	$(BIN)/python -m pytest -q
+
+# Settings in pyproject.toml: ruff over the repository, mypy over the package.
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +48,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_advisor.py
 	$(BIN)/python benchmarks/bench_read.py
 	$(BIN)/python benchmarks/bench_scorepad.py
+	$(BIN)/python benchmarks/bench_turn.py
 
 # The synthetic datasets (git-ignored, resumable): train, a validation set never trained on,
 # and a calibration set for the confidences.

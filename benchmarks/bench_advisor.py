@@ -19,18 +19,15 @@ import math
 import os
 import random
 import statistics
-import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-
-from companion.advisor import advise  # noqa: E402
-from companion.advisor.colour_advice import colour_tables  # noqa: E402
-from companion.advisor.value_advice import value_tables  # noqa: E402
-from companion.advisor.assignment import assignments  # noqa: E402
-from companion.advisor.fresh import fresh_turn  # noqa: E402
-from companion.dice import DieToken, standard_set  # noqa: E402
-from companion.rules.evaluator import best_score  # noqa: E402
+from companion.advisor import advise
+from companion.advisor.colour_advice import colour_tables
+from companion.advisor.value_advice import value_tables
+from companion.advisor.assignment import assignments
+from companion.advisor.fresh import fresh_turn
+from companion.dice import DieToken, standard_set
+from companion.rules.evaluator import best_score
 
 DICE = standard_set().dice
 

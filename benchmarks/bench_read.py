@@ -31,7 +31,6 @@ import numpy as np
 from PIL import Image
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 COLD = """
 import sys, time, json, resource

@@ -3,6 +3,18 @@
 A face is written VALUE+COLOUR: ``7b``, ``10g``, ``Wr`` (W is wild and scores 0).
 The colour may be a letter (r/o/g/b) or a full name (``7blue``), in any case.
 A token may also name its physical die: ``H3:7b``.
+
+>>> token = parse_token("H3:7r")
+>>> token.face, token.die, token.face.points
+(Face(value=7, color=<Color.RED: 'red'>), 'H3', 7)
+>>> [f.token for f in parse_faces("wr 10G 7blue".split())]
+['Wr', '10g', '7b']
+>>> parse_token("H1:1b")
+Traceback (most recent call last):
+  ...
+companion.dice.DiceError: bad dice token 'H1:1b': die H1 has no face 1b (its faces: 5r 6o 7b 8g 9o 10g)
+>>> len(standard_set().dice), [d.id for d in standard_set().low]
+(10, ['L1', 'L2', 'L3', 'L4'])
 """
 
 from __future__ import annotations
@@ -13,7 +25,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Iterable, Sequence
+from typing import Iterable
 
 WILD_TEXT = "W"
 
@@ -137,10 +149,10 @@ def parse_token(text: str, dice_set: "DiceSet | None" = None) -> DieToken:
 
 
 def parse_tokens(tokens: Iterable[str], dice_set: "DiceSet | None" = None) -> list[DieToken]:
-    """Parse a roll of 1 to 10 tokens; a die may be named at most once."""
+    """Parse a roll of 1 to MAX_DICE tokens; a die may be named at most once."""
     parsed = [parse_token(t, dice_set) for t in tokens]
-    if not 1 <= len(parsed) <= 10:
-        raise DiceError(f"a roll has 1 to 10 dice, got {len(parsed)}")
+    if not 1 <= len(parsed) <= MAX_DICE:
+        raise DiceError(f"a roll has 1 to {MAX_DICE} dice, got {len(parsed)}")
     named = [p.die for p in parsed if p.die]
     repeated = sorted({d for d in named if named.count(d) > 1})
     if repeated:
@@ -149,12 +161,8 @@ def parse_tokens(tokens: Iterable[str], dice_set: "DiceSet | None" = None) -> li
 
 
 def parse_faces(tokens: Iterable[str]) -> list[Face]:
-    """Parse a roll of 1 to 10 tokens and keep only the faces."""
+    """Parse a roll of 1 to MAX_DICE tokens and keep only the faces."""
     return [p.face for p in parse_tokens(tokens)]
-
-
-def format_faces(faces: Sequence[Face]) -> str:
-    return " ".join(f.token for f in faces)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,3 +204,11 @@ def standard_set() -> DiceSet:
     """The standard set of 10 dice, from the package's own data file."""
     text = resources.files("companion").joinpath("data/phase10_dice.json").read_text("utf-8")
     return DiceSet.from_json(json.loads(text))
+
+
+# A turn rolls every die of the set, so no roll shows more.
+MAX_DICE = len(standard_set().dice)
+# The values a high die shows (5..10 on the standard set).
+HIGH_VALUES: tuple[int, ...] = tuple(
+    sorted({f.value for d in standard_set().high for f in d.faces if f.value is not None})
+)

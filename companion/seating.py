@@ -3,6 +3,11 @@
 Pure rule code (no I/O). Play goes round the table in seating order from the starter, so the
 turn order is the seating order rotated. When several players share the highest roll, only
 they roll again (`tied` names them); the others' rolls no longer matter.
+
+>>> first_player(["Ann", "Bob", "Cid"], [7, 10, 9])
+FirstPlayer(order=('Bob', 'Cid', 'Ann'), tied=())
+>>> first_player(["Ann", "Bob", "Cid"], [10, 10, 9]).tied
+('Ann', 'Bob')
 """
 
 from __future__ import annotations
@@ -10,7 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-HIGH_FACES = range(5, 11)  # a high die shows 5..10
+from companion.dice import HIGH_VALUES
+
+_HIGH_RANGE = f"{min(HIGH_VALUES)}..{max(HIGH_VALUES)}"
 
 
 class SeatingError(ValueError):
@@ -35,8 +42,8 @@ def first_player(seating: Sequence[str], rolls: Sequence[int]) -> FirstPlayer:
     if not seating:
         raise SeatingError("no players")
     for name, value in zip(seating, rolls):
-        if isinstance(value, bool) or not isinstance(value, int) or value not in HIGH_FACES:
-            raise SeatingError(f"{name}'s roll {value!r} is not a high die (5..10)")
+        if isinstance(value, bool) or not isinstance(value, int) or value not in HIGH_VALUES:
+            raise SeatingError(f"{name}'s roll {value!r} is not a high die ({_HIGH_RANGE})")
     best = max(rolls)
     top = [i for i, value in enumerate(rolls) if value == best]
     if len(top) > 1:

@@ -7,6 +7,8 @@ rules engine. Nothing here decides a rule.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hmac
 import io
 import logging
@@ -18,7 +20,8 @@ from typing import Any, Callable
 from flask import Flask, Response, jsonify, request, send_file, send_from_directory
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-from companion.dice import DiceError, parse_faces
+from companion.assets import web_dir
+from companion.dice import DiceError, parse_faces, standard_set
 from companion.game import GameError
 from companion.rules import PHASES, evaluate
 from companion.seating import SeatingError, first_player
@@ -29,7 +32,7 @@ from companion.web_api.openapi import openapi_document
 
 log = logging.getLogger("companion.server")
 
-WEB_DIR = Path(__file__).resolve().parent.parent / "web"
+WEB_DIR = web_dir()
 MAX_UPLOAD = 25 * 1024 * 1024  # the issue's limit on one photo
 JOIN_COOKIE = "p10_join"
 JOIN_COOKIE_DAYS = 30
@@ -45,8 +48,10 @@ class ApiError(Exception):
 
 
 def create_app(db_path: str | Path, *, join_code: str | None = None, reader: Reader | None = None,
-               keepalive_s: float = 15.0, warm_advisor: bool = False) -> Flask:
+               keepalive_s: float = 15.0, warm_advisor: bool = False, models_dir: Path | None = None) -> Flask:
     """The app; `join_code` turns on LAN mode (every request must carry the code).
+
+    `models_dir` is the dice reader's models folder (None: $COMPANION_MODELS, else the shipped models).
 
     `warm_advisor` builds the roll advisor's tables in a background thread (`companion serve`
     does; tests do not, so they stay fast) so that no player waits for a first advice."""
@@ -55,12 +60,12 @@ def create_app(db_path: str | Path, *, join_code: str | None = None, reader: Rea
     # checked against MAX_UPLOAD exactly.
     app.config["MAX_CONTENT_LENGTH"] = MAX_UPLOAD + 1024 * 1024
     app.config["JOIN_CODE"] = join_code
-    app.json.sort_keys = False
+    app.json.sort_keys = False  # type: ignore[attr-defined]  # Flask's default provider has it
     store = Store(db_path)
     cache = g.ReplayCache()
     events = Broadcaster(keepalive_s=keepalive_s)
     app.extensions["companion"] = {"store": store, "events": events}
-    read_photo = _Reader(reader)
+    read_photo = _Reader(reader, models_dir)
     if warm_advisor:
         _warm_advisor_in_background()
 
@@ -101,6 +106,10 @@ def create_app(db_path: str | Path, *, join_code: str | None = None, reader: Rea
             "colors": g.color_names(),
             "max_upload_bytes": MAX_UPLOAD,
             "lan": join_code is not None,
+            # the values a high die shows (who starts: each rolls one high die)
+            "high_values": sorted({f.value for d in standard_set().high for f in d.faces if f.value is not None}),
+            # the page downscales a photo to this long side before upload: the reader never uses more
+            "photo_long_side": _photo_long_side(),
         })
 
     @app.post("/api/evaluate")
@@ -252,8 +261,9 @@ def _warm_advisor_in_background() -> threading.Thread:
 class _Reader:
     """The vision pipeline, imported on first use so the scorepad runs without it."""
 
-    def __init__(self, reader: Reader | None):
+    def __init__(self, reader: Reader | None, models_dir: Path | None = None):
         self._reader = reader
+        self._models_dir = models_dir
         self._lock = threading.Lock()
 
     def __call__(self, data: bytes):
@@ -278,8 +288,19 @@ class _Reader:
                     settings = ReadSettings.from_env()  # the environment, read once
                 except Exception as exc:  # the pipeline cannot be imported, or its settings are wrong
                     raise ApiError(503, f"The dice reader is not available ({exc}). Enter the dice by hand.") from None
-                self._reader = lambda data: read_image(data, settings=settings)
+                if self._models_dir is not None:
+                    settings = dataclasses.replace(settings, models_dir=self._models_dir)
+                self._reader = functools.partial(read_image, settings=settings)
         return self._reader
+
+
+def _photo_long_side() -> int | None:
+    """The most pixels the reader looks at along a photo's long side (None: no reader here)."""
+    try:
+        from companion.vision.image_io import MAX_DETAIL, WORK_LONG_SIDE
+    except ImportError:
+        return None
+    return round(WORK_LONG_SIDE * MAX_DETAIL)
 
 
 def _check_image(data: bytes) -> None:
@@ -358,17 +379,20 @@ def _install_guards(app: Flask) -> None:
         if not code:
             return None
         offered = request.args.get("code") or request.cookies.get(JOIN_COOKIE) or request.headers.get("X-Join-Code")
-        if offered and hmac.compare_digest(offered.encode(), code.encode()):
+        if offered and _same_code(offered, code):
             return None
         message = "This scorepad needs its join code: scan the QR code or open the URL the server printed."
         if request.path.startswith("/api/"):
             return jsonify({"error": message}), 403
-        return Response(message + "\n", status=403, mimetype="text/plain")
+        # A person at the door: a page that says what to do, with a field for the code.
+        page = (WEB_DIR / "templates" / "join.html").read_text("utf-8")
+        return Response(page, status=403, mimetype="text/html")
 
     @app.after_request
     def remember_join_code(response: Response):
         code = app.config.get("JOIN_CODE")
-        if code and request.args.get("code") == code and request.cookies.get(JOIN_COOKIE) != code:
+        offered = request.args.get("code")
+        if code and offered and _same_code(offered, code) and request.cookies.get(JOIN_COOKIE) != code:
             response.set_cookie(JOIN_COOKIE, code, max_age=JOIN_COOKIE_DAYS * 86400, httponly=True, samesite="Strict")
         return response
 
@@ -412,8 +436,21 @@ def _install_errors(app: Flask) -> None:
         return jsonify({"error": f"The server hit an unexpected error ({type(exc).__name__}); nothing was changed."}), 500
 
 
+JOIN_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O or 1/I to confuse when typed
+
+
 def new_join_code() -> str:
-    return secrets.token_urlsafe(6)
+    """Eight letters and digits as XXXX-XXXX (40 bits), easy to read out and type."""
+    chars = "".join(secrets.choice(JOIN_ALPHABET) for _ in range(8))
+    return f"{chars[:4]}-{chars[4:]}"
+
+
+def _same_code(offered: str, code: str) -> bool:
+    """A join code as a person types it: any letter case, with or without its dash or spaces."""
+    def plain(text: str) -> bytes:
+        return "".join(text.split()).replace("-", "").upper().encode()
+
+    return hmac.compare_digest(plain(offered), plain(code))
 
 
 def make_server(app: Flask, host: str, port: int, threads: int = 32):

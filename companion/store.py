@@ -86,7 +86,7 @@ class PhotoRecord:
     mime: str
     data: bytes
     reading: dict[str, Any]
-    labels: list[dict[str, Any]] | None
+    labels: dict[str, Any] | None  # {"dice": [...], "unboxed": n, "removed": n} once confirmed
     created_at: float
 
 
@@ -255,7 +255,8 @@ class Store:
                 "INSERT INTO photos (game_id, mime, data, reading, created_at) VALUES (?, ?, ?, ?, ?)",
                 (game_id, mime, data, json.dumps(reading), time.time()),
             )
-            return int(cur.lastrowid)
+            assert cur.lastrowid is not None, "an INSERT sets lastrowid"
+            return cur.lastrowid
 
     def get_photo(self, photo_id: int) -> PhotoRecord:
         with self._read() as conn:
@@ -279,14 +280,14 @@ class _Appender:
         self._conn, self._game_id, self._seq = conn, game_id, seq
 
     def append(self, player: str, dice: list[str], photo_id: int | None = None,
-               labels: list[dict[str, Any]] | None = None) -> AttemptRecord:
+               labels: dict[str, Any] | None = None) -> AttemptRecord:
         now = time.time()
         conn = self._conn
         if photo_id is not None:
             row = conn.execute("SELECT game_id FROM photos WHERE id = ?", (photo_id,)).fetchone()
             if row is None or row["game_id"] != self._game_id:
                 raise NotFound(f"no photo {photo_id} in this game")
-            conn.execute("UPDATE photos SET labels = ? WHERE id = ?", (json.dumps(labels or []), photo_id))
+            conn.execute("UPDATE photos SET labels = ? WHERE id = ?", (json.dumps(labels or {}), photo_id))
         try:
             conn.execute(
                 "INSERT INTO attempts (game_id, seq, player, dice, photo_id, created_at) VALUES (?, ?, ?, ?, ?, ?)",

@@ -1,6 +1,6 @@
 """Write docs/screenshots/*.png: the scorepad's main screens at phone (390x844) and desktop (1280x800) size.
 
-    .venv/bin/python docs/make_screenshots.py
+    .venv/bin/python -m docs.make_screenshots    # from the repository root
 
 Serves a throw-away database on 127.0.0.1, plays a few attempts through the API, and drives
 Debian's Chromium headless. The photo screen is included only when the vision models and
@@ -16,11 +16,11 @@ import threading
 import urllib.request
 from pathlib import Path
 
+from tests.browser_helpers import DESKTOP, PHONE, add_dice, launch_chromium
+
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "docs" / "screenshots"
-SIZES = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+SIZES = {"phone": PHONE, "desktop": DESKTOP}
 
 # Attempts to play before the turn screen is shown: (dice) in turn order Ann, Bob, Cy, ...
 OPENING = [
@@ -61,17 +61,7 @@ def play(base: str, players: list[str], opening: list[list[str]], mode: str = "s
     return game
 
 
-def add_dice(page, tokens: list[str]) -> None:
-    colours = {"r": "red", "o": "orange", "g": "green", "b": "blue"}
-    for token in tokens:
-        page.click("#add-die")
-        page.click(f"#picker .pick-value[data-value='{token[:-1]}']")
-        page.click(f"#picker .pick-colour[data-colour='{colours[token[-1]]}']")
-        page.click("#picker [data-act=ok]")
-
-
 def main() -> int:
-    sys.path.insert(0, str(REPO))
     from playwright.sync_api import sync_playwright
 
     from companion.server import create_app, make_server, shutdown
@@ -92,7 +82,7 @@ def main() -> int:
             miss = ["1r", "2o", "5g", "9b", "10r", "7o"]
             race = play(base, ["Ann", "Bob"], [hand for made in SOLITAIRE_MADE for hand in (made, miss)][:-1])
             with sync_playwright() as pw:
-                browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+                browser = launch_chromium(pw)
                 for size_name, viewport in SIZES.items():
                     page = browser.new_page(viewport=viewport, device_scale_factor=1)
                     shoot(page, base, game, solo, race, size_name)
@@ -135,10 +125,14 @@ def shoot(page, base: str, game: dict, solo: dict, race: dict, size: str) -> Non
         page.wait_for_selector("#current-player")
         page.set_input_files("#photo-input", str(photo))
         page.wait_for_selector("#photo:not([hidden]) #overlay .die-outline", timeout=60_000)
-        page.wait_for_selector("#verdict")
-        if size == "phone":  # the photo and the chips, below the player's name
-            page.evaluate("window.scrollTo(0, document.querySelector('#photo').offsetTop - 70)")
+        page.wait_for_function("() => !/Scoring/.test(document.querySelector('#verdict').textContent)")
+        page.wait_for_timeout(300)  # the crops and outlines drawn at the loaded photo's scale
+        # As the player sees it after the photo, unscrolled: the chips with their crops, and
+        # the verdict with the main action in the bar at the bottom.
         page.screenshot(path=OUT / f"{size}-photo.png")
+        if size == "phone":  # further down: the photo with its numbered outlines
+            page.evaluate("window.scrollTo(0, document.querySelector('#photo').offsetTop - 70)")
+            page.screenshot(path=OUT / f"{size}-photo-outlines.png")
         page.click("#clear")
 
     page.goto(f"{base}/#/game/{race['id']}")

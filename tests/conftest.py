@@ -64,30 +64,26 @@ def server_factory(db_path: Path):
     return lambda join_code=None: LiveServer(db_path, join_code=join_code)
 
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-
 @pytest.fixture(scope="session")
 def browser():
     """Debian's Chromium, headless, through Playwright (one per test session)."""
+    from browser_helpers import CHROMIUM, launch_chromium
+
     if not CHROMIUM.exists():
         pytest.skip("browser tests need Debian's Chromium at /usr/bin/chromium (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        chromium = launch_chromium(playwright)
         yield chromium
         chromium.close()
-
-
-PHONE = {"width": 390, "height": 844}
 
 
 @pytest.fixture
 def page(browser, live_server):
     """A phone-sized page on the live server; any JavaScript error on it fails the test."""
+    from browser_helpers import PHONE
+
     context = browser.new_context(viewport=PHONE, base_url=live_server.url)
     page = context.new_page()
     errors: list[str] = []

@@ -81,6 +81,7 @@ def test_following_the_score_advice_scores_as_predicted(phase, turns):
     assert abs(mean - exact.score_expected_score) <= SIGMAS * error, (mean, exact.score_expected_score, error)
 
 
+@pytest.mark.slow
 def test_phase8_turns_complete_as_predicted_and_score_within_the_bounds():
     # The keeps do not depend on the two-roll score enumeration: skip it for the chance
     # (1,000 turns), keep it for the score (250 turns; its figures are what is checked).
@@ -110,6 +111,7 @@ def greedy(faces: list[Face], rolls_left: int):
     return [i for i, f in enumerate(faces) if f.value is None or f.value in top], None
 
 
+@pytest.mark.slow
 def test_the_advice_beats_a_simple_greedy_keep():
     # Phase 9 (set of 5 + set of 2): the exact best chance is 90.6%; the greedy player makes
     # it about 84.5% of the time (60,000 simulated turns). With 3,000 turns each the

@@ -128,6 +128,32 @@ def test_companion_serve_prints_its_url_and_serves(tmp_path):
     assert (tmp_path / "db.sqlite3").exists()
 
 
+def test_companion_serve_reads_photos_with_the_models_folder_it_is_given(tmp_path):
+    import io
+
+    from PIL import Image
+
+    process, url = start_cli(tmp_path, ["--models", str(tmp_path / "elsewhere")])
+    try:
+        base = url.rstrip("/")
+        game = call(base, "POST", "/api/games", {"players": ["Ann"]})[1]
+        photo = io.BytesIO()
+        Image.new("RGB", (64, 48), (200, 190, 170)).save(photo, "JPEG")
+        boundary = "companion-test-boundary"
+        body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"photo\"; filename=\"dice.jpg\"\r\n"
+                "Content-Type: image/jpeg\r\n\r\n").encode() + photo.getvalue() + f"\r\n--{boundary}--\r\n".encode()
+        request = urllib.request.Request(f"{base}/api/games/{game['id']}/photos", data=body, method="POST",
+                                         headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+        try:
+            urllib.request.urlopen(request, timeout=30)
+            raise AssertionError("a photo was read without models")
+        except urllib.error.HTTPError as err:
+            assert err.code == 503
+            assert str(tmp_path / "elsewhere") in json.loads(err.read())["error"]
+    finally:
+        stop_cli(process)
+
+
 def test_companion_serve_lan_prints_a_join_url_with_a_qr_code_and_refuses_strangers(tmp_path):
     process, url = start_cli(tmp_path, ["--lan"], lan=True)
     try:

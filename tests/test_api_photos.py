@@ -111,6 +111,17 @@ def test_without_models_a_real_photo_gets_a_clear_503_and_the_server_keeps_servi
     assert client.get(f"/api/games/{game['id']}").status_code == 200
 
 
+def test_the_app_reads_photos_with_the_models_folder_it_is_given(db_path, tmp_path):
+    from companion.server import create_app
+
+    client = create_app(db_path, models_dir=tmp_path / "elsewhere").test_client()
+    game = client.post("/api/games", json={"players": ["Ann"]}).json
+    response = client.post(f"/api/games/{game['id']}/photos", data={"photo": (io.BytesIO(jpeg()), "dice.jpg")},
+                           content_type="multipart/form-data")
+    assert response.status_code == 503
+    assert str(tmp_path / "elsewhere") in response.json["error"]
+
+
 @pytest.mark.skipif(not models_ready(), reason="needs models/*.onnx (trained by the vision task)")
 @pytest.mark.skipif(not sample_photos(), reason="needs sample_images/ (made by the data generator)")
 def test_upload_of_a_sample_photo_is_read_and_kept(client):

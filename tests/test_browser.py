@@ -2,37 +2,13 @@
 
 from __future__ import annotations
 
-import re
-
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
-from conftest import PHONE, models_ready, sample_photos
+from browser_helpers import DESKTOP, PHONE, add_die, create_game, pick
+from conftest import models_ready, sample_photos
 
 pytestmark = pytest.mark.browser
-
-
-def create_game(page: Page, players=("Ann", "Bob")) -> str:
-    page.goto("/")
-    for i, name in enumerate(players):
-        if i >= 2:
-            page.click("#add-player")
-        page.fill(f"#players li:nth-child({i + 1}) input", name)
-    page.click("#start-game")
-    expect(page.locator("#current-player")).to_have_text(players[0])
-    return re.search(r"#/game/([\w-]+)", page.url).group(1)
-
-
-def add_die(page: Page, token: str) -> None:
-    page.click("#add-die")
-    pick(page, token)
-    page.click("#picker [data-act=ok]")
-
-
-def pick(page: Page, token: str) -> None:
-    value, colour = token[:-1], {"r": "red", "o": "orange", "g": "green", "b": "blue"}[token[-1]]
-    page.click(f"#picker .pick-value[data-value='{value}']")
-    page.click(f"#picker .pick-colour[data-colour='{colour}']")
 
 
 def test_a_turn_by_hand_is_scored_recorded_persisted_and_seen_live(browser, page, live_server):
@@ -40,7 +16,7 @@ def test_a_turn_by_hand_is_scored_recorded_persisted_and_seen_live(browser, page
     expect(page.locator("#current-phase")).to_have_text("Phase 1")
 
     # A second device opens the same game.
-    other = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=live_server.url).new_page()
+    other = browser.new_context(viewport=DESKTOP, base_url=live_server.url).new_page()
     other.goto(f"/#/game/{game_id}")
     expect(other.locator("#current-player")).to_have_text("Ann")
     expect(other.locator("#live")).to_be_visible()
@@ -166,6 +142,7 @@ def test_a_photo_is_read_outlined_and_corrected_by_tapping(page):
     page.click("#picker [data-act=ok]")
     expect(chips.first).to_have_attribute("data-token", new)
     expect(page.locator("#verdict")).to_be_visible()
+    page.check("input[name=roll][value='3']")  # the final dice: Confirm, made or missed
     page.click("#confirm")
     expect(page.locator(".history li")).to_have_count(1)
     expect(page.locator(".history li")).to_contain_text(new)

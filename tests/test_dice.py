@@ -1,6 +1,17 @@
 import pytest
 
-from companion.dice import Color, DiceError, Face, parse_face, parse_token, parse_tokens, standard_set
+from companion.dice import (
+    HIGH_VALUES,
+    MAX_DICE,
+    Color,
+    DiceError,
+    Face,
+    parse_face,
+    parse_token,
+    parse_tokens,
+    standard_set,
+)
+from companion.rules.phases import COLOR_PHASE, MAX_ROLLS_LEFT, PHASE_COUNT
 
 
 def test_standard_set_has_four_low_and_six_high_dice():
@@ -11,6 +22,11 @@ def test_standard_set_has_four_low_and_six_high_dice():
         assert sorted(f.points for f in die.faces) == [0, 0, 1, 2, 3, 4]
     for die in dice.high:
         assert sorted(f.points for f in die.faces) == [5, 6, 7, 8, 9, 10]
+
+
+def test_the_numbers_the_rules_use_come_from_the_set_and_the_phases():
+    assert MAX_DICE == 10 and HIGH_VALUES == (5, 6, 7, 8, 9, 10)
+    assert PHASE_COUNT == 10 and COLOR_PHASE == 8 and MAX_ROLLS_LEFT == 2
 
 
 @pytest.mark.parametrize(

@@ -114,6 +114,7 @@ def test_new_game_starts_everyone_on_phase_1_with_the_first_seat_to_play():
         (["Ann", ""], "standard", "non-empty"),
         (["Ann", "  "], "standard", "non-empty"),
         (["Ann", "ann"], "standard", "given twice"),
+        (["Ann", "B" * 31], "standard", "longer than 30 characters"),
         ("Ann", "standard", "list of names"),
         (["Ann", "Bob"], "solitaire", "exactly 1 player"),
         (["Ann"], "duel", "unknown mode 'duel'"),
@@ -122,6 +123,12 @@ def test_new_game_starts_everyone_on_phase_1_with_the_first_seat_to_play():
 def test_bad_games_are_refused_with_a_reason(players, mode, message):
     with pytest.raises(GameError, match=message):
         Game.new(players, mode)
+
+
+def test_a_name_of_30_characters_fits_and_a_replayed_log_keeps_the_limit():
+    assert Game.new([" " + "A" * 30 + " "]).players == ("A" * 30,)  # counted after the trim
+    with pytest.raises(GameError, match="longer than 30 characters"):
+        Game.from_json({"players": ["A" * 31]})
 
 
 # --- turns ------------------------------------------------------------------------------------
@@ -314,21 +321,24 @@ def test_a_last_chance_chain_can_earn_the_five_phase_bonus():
     assert line(game, "Bob").total == 60 + 57 + 59 + 49 + 52 + 40
 
 
-# --- undo ----------------------------------------------------------------------------------------
+# --- undo: the game replayed without its last attempt ---------------------------------------------
+
+
+def without_last(game: Game) -> Game:
+    """What an undo leaves (the store deletes the last attempt, the game is replayed)."""
+    log = game.to_json()
+    return Game.from_json({**log, "turns": log["turns"][:-1]})
 
 
 def test_undo_takes_back_the_last_attempt_even_the_one_that_ended_the_game():
     game = Game.new(["Ann", "Bob"])
-    with pytest.raises(GameError, match="nothing to undo"):
-        game.undo()
     play(game, "mm" * 9 + "m")
     in_last_chances = game.scorepad()
     play(game, "m")
-    assert game.over
-    undone = game.undo()
-    assert undone.player == "Bob" and undone.first_finish_bonus == 40
+    assert game.over and game.attempts[-1].player == "Bob" and game.attempts[-1].first_finish_bonus == 40
+    game = without_last(game)
     assert not game.over and game.in_last_chances and game.scorepad() == in_last_chances
-    game.undo()  # back before the first finish: normal play again
+    game = without_last(game)  # back before the first finish: normal play again
     assert not game.in_last_chances and game.next_player == "Ann"
     assert line(game, "Ann").first_finish_bonus == 0 and len(game.attempts) == 18
 
@@ -402,8 +412,9 @@ def test_undo_and_replay_agree_with_playing_forward(players, solitaire, plan):
         attempt = play(game, step)[0]
         pad = game.scorepad()
         # Undo restores the exact scorepad; redoing gives the same attempt back.
-        assert game.undo() == attempt and game.scorepad() == before
-        assert game.record(attempt.player, attempt.faces) == attempt and game.scorepad() == pad
+        undone = without_last(game)
+        assert undone.scorepad() == before
+        assert undone.record(attempt.player, attempt.faces) == attempt and undone.scorepad() == pad
         totals = [p.total for p in pad.players]
         assert pad.winners == (tuple(n for n, t in zip(names, totals) if t == max(totals)) if pad.over else ())
     assert Game.from_json(game.to_json()).scorepad() == game.scorepad()

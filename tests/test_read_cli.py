@@ -143,6 +143,19 @@ def test_bad_files_are_reported_and_the_others_still_read(tmp_path, capsys):
     assert "missing.jpg" in lines[3]
 
 
+def test_models_flag_names_the_folder_and_beats_the_environment(tmp_path, capsys, monkeypatch):
+    rows = needs_samples()
+    good = SAMPLES / rows[0]["image"]
+    empty = tmp_path / "no-models"
+    empty.mkdir()
+    status, readings, _, err = run_read(capsys, good, "--json", "--models", empty)
+    assert status == 1 and readings == []
+    assert str(empty / "detector.onnx") in err and "missing" in err
+    monkeypatch.setenv("COMPANION_MODELS", str(empty))
+    status, readings, _, _ = run_read(capsys, good, "--json", "--models", ROOT / "models")
+    assert status == 0 and len(readings[0]["dice"]) > 0
+
+
 def test_a_photo_without_dice_gives_an_empty_list(tmp_path, capsys):
     rng = np.random.default_rng(3)
     # a plain wooden-looking table: smooth brown gradient with grain noise, no dice
@@ -219,6 +232,7 @@ def test_human_output_lists_tokens(capsys):
     assert len(parse_faces(tokens)) == len(tokens)
 
 
+@pytest.mark.slow
 def test_webp_and_png_are_read(tmp_path, capsys):
     row = next(r for r in needs_samples() if r["dice"])
     img = Image.open(SAMPLES / row["image"]).convert("RGB")

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from itertools import combinations_with_replacement, product
 
+import pytest
+
 from companion.dice import COLORS, Face, standard_set
 from companion.rules import best_score
 
@@ -59,6 +61,7 @@ def test_value_multisets_count():
     assert len(value_multisets()) == 70 * 462
 
 
+@pytest.mark.slow
 def test_best_possible_game_is_649_with_phase8_at_56():
     # The colour is irrelevant outside phase 8; red is as good as any.
     rolls = [[Face(v, COLORS[0]) for v in numbers] for numbers in value_multisets()]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -40,6 +41,7 @@ def agree(phase: int, roll: list[Face], strict: bool) -> None:
     assert rank_of(result, roll) == expected
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(phases, rolls, st.booleans())
 def test_evaluator_matches_the_oracle_on_any_faces(phase, roll, strict):

@@ -126,6 +126,18 @@ def test_photos_keep_bytes_reading_and_confirmed_labels(db_path):
     assert store.attempts(game.id)[0].photo_id == photo_id
 
 
+def test_a_photo_attached_without_labels_exports_as_a_photo_with_no_labelled_dice(db_path, tmp_path):
+    from companion.cli.export_corrections import export
+
+    store = Store(db_path)
+    game = store.create_game(CONFIG)
+    photo_id = store.add_photo(game.id, "image/jpeg", b"\xff\xd8", {"width": 4, "height": 3, "dice": []})
+    with store.appending(game.id, 0) as (_, _, appender):
+        appender.append("Ann", ["7b"], photo_id)
+    assert store.get_photo(photo_id).labels == {}
+    assert export(store, tmp_path / "out") == (1, 0)
+
+
 def test_a_photo_from_another_game_cannot_be_attached(db_path):
     store = Store(db_path)
     one, other = store.create_game(CONFIG), store.create_game(CONFIG)

@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import colorsys
 import json
-import sys
-from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `training` is not an installed package
-
-from companion.dice import Color, Face, standard_set  # noqa: E402
-from training.synth import fonts as synth_fonts  # noqa: E402
-from training.synth.appearance import BODIES_TRAIN, BODIES_VAL, sample_appearance  # noqa: E402
-from training.synth.dataset import done_indices, render_indexed, write_dataset  # noqa: E402
-from training.synth.scene import SceneOptions, render_scene  # noqa: E402
-from training.synth.textures import TABLES_TRAIN, TABLES_VAL  # noqa: E402
+from companion.dice import Color, Face, standard_set
+from training.synth import fonts as synth_fonts
+from training.synth.appearance import BODIES_TRAIN, BODIES_VAL, sample_appearance
+from training.synth.dataset import done_indices, render_indexed, write_dataset
+from training.synth.scene import SceneOptions, render_scene
+from training.synth.textures import TABLES_TRAIN, TABLES_VAL
 
 SMALL = SceneOptions(size=(480, 360))
 

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 from PIL import Image, ImageOps
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `training` is not an installed package
-
-from companion.dice import Color, Face, standard_set  # noqa: E402
-from training.synth.samples import EXIF_ORIENTATION, SAMPLES, SPLIT  # noqa: E402
-from training.synth.scene import render_scene  # noqa: E402
+from companion.dice import Color, Face, standard_set
+from training.synth.samples import EXIF_ORIENTATION, SAMPLES, SPLIT
+from training.synth.scene import render_scene
 
 ROOT = Path(__file__).resolve().parents[1] / "sample_images"
 

@@ -1,6 +1,5 @@
 """training.ensemble: readers joined into one ONNX file give the mean of their log-probabilities."""
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -8,8 +7,6 @@ import pytest
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `training` is not an installed package
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 

@@ -27,6 +27,7 @@ def _overlaps(box, others) -> bool:
     return any(box[0] < o[2] and o[0] < box[2] and box[1] < o[3] and o[1] < box[3] for o in others)
 
 
+@pytest.mark.slow
 def test_face_head_keeps_top_faces_and_turns_down_bare_table():
     models = load_models()
     if not models.reader.has_face_head:

@@ -47,6 +47,7 @@ def _heads(logits):
     return [logits.value, logits.color] + ([logits.face] if logits.face is not None else [])
 
 
+@pytest.mark.slow
 def test_unsure_crops_get_every_turn_and_plain_ones_the_first():
     reader = load_models().reader
     settings = ReadSettings()  # the shipped vote: 4 turns

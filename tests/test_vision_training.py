@@ -1,18 +1,15 @@
 """Training helpers that must agree with the run-time: crops, targets, box transforms, peaks."""
 
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `training` is not an installed package
-
-from companion.vision.crops import READER_SIZE, box_crop, crop_square  # noqa: E402
-from companion.vision.detector import peaks_to_detections  # noqa: E402
-from training.common import PRECROP_CONTEXT, PRECROP_SIZE, LrPlan  # noqa: E402
-from training.detector import _rot90, make_targets, match_counts  # noqa: E402
+from companion.vision.crops import READER_SIZE, box_crop, crop_square
+from companion.vision.detector import peaks_to_detections
+from training.common import PRECROP_CONTEXT, PRECROP_SIZE, LrPlan
+from training.detector import _rot90, make_targets, match_counts
 
 
 def _scene(rng) -> tuple[np.ndarray, tuple[float, float, float, float]]:

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from companion.dice import Color
-from companion.vision.crops import READER_CONTEXT, READER_SIZE, crop_square
+from companion.vision.crops import crop_square
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES
 from companion.vision.image_io import load_work_image
 

@@ -34,10 +34,9 @@ from pathlib import Path
 
 import numpy as np
 
-from companion.dice import Color, Face
+from companion.dice import MAX_DICE, Color, Face
 from companion.rules import best_score
 from companion.rules.phases import PHASES
-from companion.vision.decoder import MAX_DICE
 from companion.vision.image_io import load_work_image
 from companion.vision.models import load_models
 from companion.vision.pipeline import DEFAULT_SETTINGS, analyse

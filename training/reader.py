@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,6 +30,9 @@ from training.common import (
     PRECROP_CONTEXT, READER_WIDTHS, Cache, build_reader, count_params, export_onnx, init_weights, load_checkpoint, make_plan, run_record, save_checkpoint, start_run, training_parser,
 )
 from training.faults import random_fault
+
+if TYPE_CHECKING:  # torch is imported where it is used (and handed down): it is an optional extra
+    import torch
 
 
 def random_views(torch, pre: "torch.Tensor", gen: "torch.Generator", jitter: bool = True):

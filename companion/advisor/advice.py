@@ -9,15 +9,14 @@ import numpy as np
 
 from companion.advisor.assignment import assignments
 from companion.advisor.colour_advice import colour_figures, colour_tables
-from companion.advisor.colour_model import PHASE as COLOUR_PHASE
 from companion.advisor.masks import KeepFigures
 from companion.advisor.product_dp import TIE
 from companion.advisor.value_advice import value_figures, value_tables
 from companion.dice import DiceError, DiceSet, DieToken, Face, standard_set
 from companion.rules.evaluation import HouseRules
 from companion.rules.evaluator import best_score
+from companion.rules.phases import COLOR_PHASE, MAX_ROLLS_LEFT, PHASE_COUNT, ROLLS_PER_TURN
 
-MAX_ROLLS_LEFT = 2  # a turn has 3 rolls; a decision comes after the 1st or the 2nd
 _DEFAULT_RULES = HouseRules()
 
 
@@ -67,7 +66,7 @@ def advise(
     *,
     exact_scores: bool = True,
 ) -> Advice:
-    """Advice for the 10 dice showing with `rolls_left` (0, 1 or 2) rolls to come.
+    """Advice for the 10 dice showing with `rolls_left` (0..MAX_ROLLS_LEFT) rolls to come.
 
     exact_scores=False skips the enumeration that makes Phase 8's two-roll expected scores
     exact (up to ~0.1 s): the keeps are the same, those scores are then bounds."""
@@ -93,9 +92,10 @@ def _option(values: KeepFigures, mask: int, score_first: bool) -> KeepOption:
     pair = values.score_first[::-1] if score_first else values.complete_first
     p, s = _floats(pair, mask)
     upper = None
-    exact = values.score_upper is None or (not score_first and mask in (values.refined_chance_plans or ()))
-    if not exact and values.score_upper[mask] > s + 1e-9:
-        upper = float(values.score_upper[mask])
+    bound = values.score_upper
+    exact = bound is None or (not score_first and mask in (values.refined_chance_plans or ()))
+    if not exact and bound is not None and bound[mask] > s + 1e-9:
+        upper = float(bound[mask])
     return KeepOption(_indices(mask), p, s, upper)
 
 
@@ -133,7 +133,7 @@ def _figures(
     keep_all = KeepOption(tuple(range(len(tokens))), 1.0 if final is not None else 0.0, float(final or 0))
     if rolls_left == 0:
         return None, keep_all
-    if phase == COLOUR_PHASE:
+    if phase == COLOR_PHASE:
         values = colour_figures(tokens, readings, rolls_left, rules, dice_set)
     else:
         values = value_figures(phase, tokens, readings[0], rolls_left, rules, dice_set)
@@ -155,10 +155,11 @@ def _tokens(dice: Sequence[DieToken | Face], dice_set: DiceSet) -> list[DieToken
 
 
 def _check(phase: int, rolls_left: int) -> None:
-    if isinstance(phase, bool) or not isinstance(phase, int) or not 1 <= phase <= 10:
-        raise ValueError(f"phase must be a whole number 1..10, got {phase!r}")
+    if isinstance(phase, bool) or not isinstance(phase, int) or not 1 <= phase <= PHASE_COUNT:
+        raise ValueError(f"phase must be a whole number 1..{PHASE_COUNT}, got {phase!r}")
     if isinstance(rolls_left, bool) or not isinstance(rolls_left, int) or not 0 <= rolls_left <= MAX_ROLLS_LEFT:
-        raise ValueError(f"rolls left must be 0, 1 or 2 (a turn has 3 rolls), got {rolls_left!r}")
+        choices = ", ".join(str(k) for k in range(MAX_ROLLS_LEFT)) + f" or {MAX_ROLLS_LEFT}"
+        raise ValueError(f"rolls left must be {choices} (a turn has {ROLLS_PER_TURN} rolls), got {rolls_left!r}")
 
 
 def _indices(mask: int) -> tuple[int, ...]:
@@ -180,12 +181,12 @@ def _choose(primary: np.ndarray, secondary: np.ndarray) -> int:
     return int(min(tied, key=lambda m: (-bin(int(m)).count("1"), _indices(int(m)))))
 
 
-def warm_up(rules: HouseRules = _DEFAULT_RULES, phases: Sequence[int] = tuple(range(1, 11))) -> int:
+def warm_up(rules: HouseRules = _DEFAULT_RULES, phases: Sequence[int] = tuple(range(1, PHASE_COUNT + 1))) -> int:
     """Build the tables of these phases now (a server may call it at start so that no player
     waits for a first use: about 1 s per phase, 3 s for Phase 8). Returns the bytes held."""
     held = 0
     for number in phases:
         _check(number, 0)
-        tables = colour_tables(rules) if number == COLOUR_PHASE else value_tables(number, rules)
+        tables = colour_tables(rules) if number == COLOR_PHASE else value_tables(number, rules)
         held += tables.nbytes
     return held

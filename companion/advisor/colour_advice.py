@@ -7,6 +7,8 @@ keeps the advice returns by enumerating the reroll (see docs/advisor.md).
 
 from __future__ import annotations
 
+import functools
+import operator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
@@ -105,14 +107,19 @@ def colour_figures(
     return values
 
 
-def _one_reading(tokens: list[DieToken], reading: tuple[int, ...], rolls_left: int, tables: ColourTables):
+Figures = tuple[np.ndarray, ...]
+
+
+def _one_reading(
+    tokens: list[DieToken], reading: tuple[int, ...], rolls_left: int, tables: ColourTables
+) -> Figures:
     """(complete-first p, s, score-first s, p, upper bound on s) of every mask for one reading."""
     bits = mask_bits(len(tokens))
     per_colour = [_single_colour_figures(tokens, reading, rolls_left, sc, bits) for sc in tables.colours]
     if rolls_left == 1:
         # No later choice: the figures of a keep are the same for both objectives, and exact.
-        p = sum(f[0] for f in per_colour)
-        s = sum(f[1] for f in per_colour)
+        p = functools.reduce(operator.add, (f[0] for f in per_colour))
+        s = functools.reduce(operator.add, (f[1] for f in per_colour))
         return p, s, s.copy(), p.copy(), s.copy()
     # Two rolls left: the chance is exact from the class DP (it hedges between colours). For
     # the score, "keep this, then play for colour c" is exact per colour: the best colour is
@@ -131,7 +138,9 @@ def _lex_best(primary: np.ndarray, secondary: np.ndarray) -> np.ndarray:
     return np.argmax(np.where(top, secondary, -np.inf), axis=1)
 
 
-def _single_colour_figures(tokens, reading, rolls_left: int, sc: SingleColour, bits: np.ndarray):
+def _single_colour_figures(
+    tokens: list[DieToken], reading: tuple[int, ...], rolls_left: int, sc: SingleColour, bits: np.ndarray
+) -> Figures:
     """(cf p, cf s, sf s, sf p) of playing for colour sc.colour, for every mask."""
     n = len(tokens)
     kept = np.array([sc.slot(d, t.face) for t, d in zip(tokens, reading)])
@@ -145,7 +154,9 @@ def _single_colour_figures(tokens, reading, rolls_left: int, sc: SingleColour, b
     return cf[0][at], cf[1][at], sf[0][at], sf[1][at]
 
 
-def _class_figure(tokens, reading, tables: ColourTables, bits: np.ndarray) -> np.ndarray:
+def _class_figure(
+    tokens: list[DieToken], reading: tuple[int, ...], tables: ColourTables, bits: np.ndarray
+) -> np.ndarray:
     """Exact best chance of completing (two rolls left) of every mask, from the class DP."""
     classes = tables.classes
     index = []
@@ -177,13 +188,14 @@ def exact_two_rolls(
 def exact_one_reading(kept: dict[int, Face], play: LastRollPlay, columns: Sequence[int]) -> np.ndarray:
     """Mean over every outcome of the dice not in `kept` of the best one-colour last keep's
     figures; `columns` are pairs (primary, secondary) of play.tables' rows."""
-    x = None
+    x: np.ndarray | None = None
     for c, table in enumerate(play.tables):
         index = _outcome_index(kept, play, c)
         if x is None:
             x = np.empty((len(play.tables), len(columns), len(index)))
         for k, row in enumerate(columns):
             np.take(table[row], index, out=x[c, k])
+    assert x is not None, "a last roll has one table per colour"
     out = []
     for k in range(0, len(columns), 2):
         a, b = x[:, k, :], x[:, k + 1, :]

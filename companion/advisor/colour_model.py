@@ -23,14 +23,13 @@ from typing import Sequence
 
 import numpy as np
 
-from companion.advisor.product_dp import Group, Solution, best_below, expand_all, solve
+from companion.advisor.product_dp import Group, Solution, best_below, solve
 from companion.dice import COLORS, DiceSet, Face
 from companion.rules.evaluation import HouseRules
 from companion.rules.evaluator import best_score
+from companion.rules.phases import COLOR_PHASE, ROLLS_PER_TURN
 from companion.rules.phases import phase as phase_of
 
-PHASE = 8
-ROLLS_PER_TURN = 3
 NCOL = len(COLORS)
 
 
@@ -40,7 +39,7 @@ def colour_faces(dice_set: DiceSet) -> list[list[list[Face]]]:
 
 
 def group_size() -> int:
-    return phase_of(PHASE).groups[0].size
+    return phase_of(COLOR_PHASE).groups[0].size
 
 
 def _face_key(face: Face) -> tuple:
@@ -49,7 +48,7 @@ def _face_key(face: Face) -> tuple:
 
 @lru_cache(maxsize=1 << 16)
 def _score_of(faces: tuple[Face, ...], rules: HouseRules) -> float | None:
-    result = best_score(PHASE, list(faces), rules)
+    result = best_score(COLOR_PHASE, list(faces), rules)
     return None if result is None else float(result)
 
 

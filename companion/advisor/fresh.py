@@ -6,15 +6,13 @@ from dataclasses import dataclass
 
 from companion.advisor.colour_advice import colour_tables
 from companion.advisor.value_advice import value_tables
-from companion.advisor.colour_model import PHASE as COLOUR_PHASE
 from companion.advisor.colour_model import colour_groups, colour_rewards
 from companion.advisor.product_dp import expand_all, solve
 from companion.dice import DiceSet, standard_set
 from companion.rules.evaluation import HouseRules
+from companion.rules.phases import COLOR_PHASE, ROLLS_PER_TURN
 
 _DEFAULT_RULES = HouseRules()
-
-ROLLS = 3
 
 
 @dataclass(frozen=True)
@@ -34,7 +32,7 @@ class FreshTurn:
 
 def fresh_turn(phase: int, rules: HouseRules = _DEFAULT_RULES, dice_set: DiceSet | None = None) -> FreshTurn:
     """Phases other than 8: about a second (the tables). Phase 8: about a minute."""
-    if phase != COLOUR_PHASE:
+    if phase != COLOR_PHASE:
         tables = value_tables(phase, rules, dice_set)
         cp, cs = tables.fresh["complete"]
         ss, sp = tables.fresh["score"]
@@ -51,11 +49,12 @@ def _colour_fresh_turn(rules: HouseRules, dice_set: DiceSet) -> FreshTurn:
         for objective, (a, b) in (("complete", (complete, score)), ("score", (score, complete))):
             if optimistic and objective == "complete":
                 continue  # the relaxation is only needed for the score bound
-            solution = solve(groups, a, b, ROLLS - 1, keep_tables=False)
-            figures[name, objective] = tuple(float(expand_all(t, groups).flat[0]) for t in solution.full[ROLLS - 1])
+            last = ROLLS_PER_TURN - 1  # the decision after the first roll
+            solution = solve(groups, a, b, last, keep_tables=False)
+            figures[name, objective] = tuple(float(expand_all(t, groups).flat[0]) for t in solution.full[last])
     cp, cs = figures["mean", "complete"]
     ss, sp = figures["mean", "score"]
     upper = figures["best", "score"][0]
     # The colour DP and the class DP answer the same question for the chance: they must agree.
     assert abs(cp - exact_p) < 1e-9, (cp, exact_p)
-    return FreshTurn(COLOUR_PHASE, exact_p, cs, sp, ss, upper)
+    return FreshTurn(COLOR_PHASE, exact_p, cs, sp, ss, upper)

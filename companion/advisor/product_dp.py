@@ -18,6 +18,7 @@ advice reports for the same plan), so the two figures always belong to one plan.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -91,7 +92,7 @@ class Group:
         return out
 
 
-def _compositions(total: int, parts: int):
+def _compositions(total: int, parts: int) -> Iterator[tuple[int, ...]]:
     """All count vectors of `parts` non-negative entries summing to `total`."""
     for cut in itertools.combinations(range(total + parts - 1), parts - 1):
         bounds = (-1,) + cut + (total + parts - 1,)

@@ -16,8 +16,7 @@ from companion.advisor.product_dp import Group, Solution, solve
 from companion.dice import Color, DiceSet, Face
 from companion.rules.evaluation import HouseRules
 from companion.rules.evaluator import best_score
-
-ROLLS_PER_TURN = 3
+from companion.rules.phases import ROLLS_PER_TURN
 
 
 @dataclass(frozen=True)
@@ -95,9 +94,10 @@ def build_value_tables(phase: int, dice_set: DiceSet, rules: HouseRules) -> Valu
     by_score = solve(vg.groups, score, complete, ROLLS_PER_TURN)
     # A decision has at most 2 rolls left; of W_3 only the empty keep (a fresh turn) is used.
     empty = tuple(0 for _ in vg.groups)
-    fresh = {}
+    fresh: dict[str, tuple[float, float]] = {}
     for name, sol in (("complete", by_completion), ("score", by_score)):
-        fresh[name] = tuple(float(t[empty]) for t in sol.keep.pop(ROLLS_PER_TURN))
+        primary, secondary = sol.keep.pop(ROLLS_PER_TURN)
+        fresh[name] = (float(primary[empty]), float(secondary[empty]))
         sol.full.clear()  # V_r on full states is only needed while building
     return ValueTables(vg, by_completion, by_score, complete, score, fresh)
 

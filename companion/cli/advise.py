@@ -6,12 +6,11 @@ import argparse
 import json
 from typing import Any, Iterable
 
-from companion.advisor import advise
+from companion.advisor import MAX_ROLLS_LEFT, advise
 from companion.cli.common import add_house_rule_flags, house_rules, usage_error
 from companion.dice import TOKEN_HELP, parse_tokens
 from companion.rules import HouseRules
 from companion.rules.phases import PHASES
-
 
 DESCRIPTION = f"""\
 Advise which dice to keep: for the 10 dice showing and the rolls left in the turn, the keep
@@ -61,13 +60,12 @@ def run(args: argparse.Namespace) -> int:
         return usage_error("advise", "give --phase N, --rolls-left K and the 10 dice tokens (see companion advise --help)")
     try:
         phase = _whole(args.phase, "phase", 1, len(PHASES))
-        rolls_left = _whole(args.rolls_left, "rolls left", 0, 2)
+        rolls_left = _whole(args.rolls_left, "rolls left", 0, MAX_ROLLS_LEFT)
         result = advise_roll(phase, rolls_left, args.tokens, rules)
     except ValueError as exc:  # DiceError is a ValueError
         return usage_error("advise", str(exc))
     print(json.dumps(result))
     return 0
-
 
 
 def _whole(value: Any, name: str, low: int, high: int) -> int:

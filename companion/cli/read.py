@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 EXIT_BAD_IMAGE = 2
@@ -38,6 +39,9 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per photo per line")
     p.add_argument("--annotate", metavar="OUT",
                    help="write a copy of the photo with boxes and readings (a folder when several photos)")
+    p.add_argument("--models", metavar="DIR", type=Path, default=None,
+                   help="the folder of detector.onnx, reader.onnx and calibration.json "
+                   "(default: $COMPANION_MODELS, else the models the package ships)")
     p.set_defaults(func=run)
 
 
@@ -65,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         settings = ReadSettings.from_env()
+        if args.models is not None:
+            settings = replace(settings, models_dir=args.models)
     except ValueError as exc:
         print(f"companion read: {exc}", file=sys.stderr)
         return EXIT_NO_MODELS

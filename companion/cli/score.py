@@ -114,6 +114,7 @@ def score_line(text: str, rules: HouseRules) -> dict:
 def score_stream(lines: Iterable[bytes | str], out: TextIO, rules: HouseRules) -> None:
     """Answer each non-blank line in order, flushing so a caller can talk to us line by line."""
     for number, raw in enumerate(lines, start=1):
+        result: dict[str, Any] | None
         try:
             text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
         except UnicodeDecodeError:

@@ -25,6 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--db", type=Path, default=None,
                         help=f"SQLite database (default {default_db_path()})")
     parser.add_argument("--lan", action="store_true", help="serve on the local network with a join code and QR code")
+    parser.add_argument("--models", metavar="DIR", type=Path, default=None,
+                        help="the folder of the dice reader's models (default: $COMPANION_MODELS, "
+                        "else the models the package ships)")
     parser.add_argument("--threads", type=int, default=32,
                         help="worker threads; each open page holds one for its live updates (default 32)")
     parser.set_defaults(func=run)
@@ -35,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
 
     db = args.db or default_db_path()
     code = new_join_code() if args.lan else None
-    app = create_app(db, join_code=code, warm_advisor=True)
+    app = create_app(db, join_code=code, warm_advisor=True, models_dir=args.models)
     host = "0.0.0.0" if args.lan else "127.0.0.1"
     try:
         server = make_server(app, host, args.port, threads=args.threads)
@@ -48,8 +51,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"Scorepad on the local network: {url}")
         print("Scan to join (phones on the same Wi-Fi):")
         print(qr_text(url))
+        print(f"or open http://{lan_address()}:{args.port}/ and type the join code {code}")
     else:
-        print(f"Scorepad: http://127.0.0.1:{args.port}/")
+        print(f"Scorepad: http://127.0.0.1:{args.port}/ (this computer only)")
+        print("Phones on the same Wi-Fi: serve with --lan instead (`make run LAN=1` or "
+              "`companion serve --lan`); it prints a QR code to scan.")
     print("Press Ctrl+C to stop.", flush=True)
     try:
         server.run()

@@ -11,13 +11,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping, Sequence
 
-from companion.dice import DiceError, Face, parse_tokens
-from companion.game.model import Attempt, GameError, Mode, Stage
+from companion.dice import MAX_DICE, DiceError, Face, parse_tokens
+from companion.game.model import MAX_NAME_LENGTH, Attempt, GameError, Mode, Stage
 from companion.game.scorepad import PlayerScore, Scorepad
 from companion.game.table import Table
 from companion.rules import Evaluation, HouseRules, evaluate
-
-MAX_DICE = 10
 
 
 class Game:
@@ -104,6 +102,7 @@ class Game:
             raise GameError("the game is over")
         seat = self._seat(player)
         expected = self._table.next_seat
+        assert expected is not None, "a game that is not over has a next seat"
         if seat != expected:
             raise GameError(f"it is {self._players[expected]}'s turn, not {self._players[seat]}'s")
         faces = _check_faces(faces)
@@ -115,19 +114,6 @@ class Game:
         attempt = self._apply(seat, phase, faces, evaluation)
         self._attempts.append(attempt)
         return attempt
-
-    def undo(self) -> Attempt:
-        """Take back the last attempt; the table is rebuilt from the attempts before it."""
-        if not self._attempts:
-            raise GameError("there is nothing to undo")
-        undone = self._attempts.pop()
-        kept = self._attempts
-        self._attempts = []
-        self._table = Table.new(list(self._players), self._mode)
-        for attempt in kept:
-            seat = self._players.index(attempt.player)
-            self._attempts.append(self._apply(seat, attempt.phase, attempt.faces, attempt.evaluation))
-        return undone
 
     def _apply(self, seat: int, phase: int, faces: tuple[Face, ...], evaluation: Evaluation) -> Attempt:
         made = bool(evaluation.complete)
@@ -191,6 +177,8 @@ def _check_players(players: Sequence[str]) -> tuple[str, ...]:
         if not isinstance(name, str) or not name.strip():
             raise GameError(f"a player's name must be non-empty text, got {name!r}")
         name = name.strip()
+        if len(name) > MAX_NAME_LENGTH:
+            raise GameError(f"name {name[:MAX_NAME_LENGTH]!r}... is longer than {MAX_NAME_LENGTH} characters")
         # Names that differ only in case would make an ambiguous scorepad.
         if any(name.casefold() == other.casefold() for other in names):
             raise GameError(f"player name {name!r} is given twice")

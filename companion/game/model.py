@@ -7,12 +7,13 @@ from dataclasses import dataclass
 
 from companion.dice import Face
 from companion.rules.evaluation import Evaluation
+from companion.rules.phases import PHASE_COUNT
 
-PHASE_COUNT = 10
 FINISHED = PHASE_COUNT + 1  # the "current phase" of a player who has made all ten
 BONUS = 40  # both the Five Phase Bonus and the First Finish Bonus
 FIVE_PHASE_THRESHOLD = 221
 SOLITAIRE_MISS_PENALTY = -5
+MAX_NAME_LENGTH = 30  # a name must fit a scorepad column on a phone
 
 
 class GameError(ValueError):

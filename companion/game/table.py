@@ -13,11 +13,11 @@ from companion.game.model import (
     BONUS,
     FINISHED,
     FIVE_PHASE_THRESHOLD,
-    PHASE_COUNT,
     SOLITAIRE_MISS_PENALTY,
     Mode,
     Stage,
 )
+from companion.rules.phases import PHASE_COUNT
 
 
 @dataclass(slots=True)

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from companion.dice import Face
+from companion.dice import MAX_DICE, Face
 from companion.rules.evaluation import Evaluation, Group, HouseRules
-from companion.rules.phases import PHASES, Requirement
+from companion.rules.phases import COLOR_PHASE, PHASES, Requirement
 from companion.rules.search import COLOR_GROUP_SIZE, Plan, cached_search, color_key, counts_key
 
 __all__ = ["evaluate", "best_score", "clear_cache"]
 
-MAX_DICE = 10
 _DEFAULT_RULES = HouseRules()
-_COLOR_PHASE = next(p.number for p in PHASES if p.groups[0].kind == "color")
 
 
 def _check(phase: int, faces: Sequence[Face]) -> None:
@@ -33,7 +31,7 @@ def _plan(phase: int, faces: Sequence[Face], rules: HouseRules) -> Plan | None:
     _check(phase, faces)
     if len(faces) < PHASES[phase - 1].dice_needed:
         return None
-    if phase == _COLOR_PHASE:
+    if phase == COLOR_PHASE:
         key = color_key(faces)
     else:
         key = counts_key([f.value for f in faces])
@@ -57,6 +55,7 @@ def evaluate(phase: int, faces: Sequence[Face], rules: HouseRules = _DEFAULT_RUL
     if plan is None:
         return Evaluation(phase, False, None, ())
     requirements = PHASES[phase - 1].groups
+    groups: tuple[Group, ...]
     if requirements[0].kind == "color":
         groups = (_color_group(faces, plan),)
     else:
@@ -68,7 +67,7 @@ def _color_group(faces: Sequence[Face], plan: Plan) -> Group:
     color = plan.targets[0]
     naturals = sorted(
         (i for i, f in enumerate(faces) if f.color is color and f.value is not None),
-        key=lambda i: (-faces[i].value, i),
+        key=lambda i: (-faces[i].points, i),  # the naturals' values, highest first
     )[:COLOR_GROUP_SIZE]
     wilds = [i for i, f in enumerate(faces) if f.color is color and f.value is None]
     chosen = sorted(naturals + wilds[: COLOR_GROUP_SIZE - len(naturals)])

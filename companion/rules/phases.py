@@ -1,4 +1,4 @@
-"""The ten phases as data: what groups each one requires."""
+"""The ten phases as data: what groups each one requires, and the turn they are played in."""
 
 from __future__ import annotations
 
@@ -40,6 +40,14 @@ PHASES: tuple[Phase, ...] = (
     _p(9, "1 set of 5 + 1 set of 2", ("set", 5), ("set", 2)),
     _p(10, "1 set of 5 + 1 set of 3", ("set", 5), ("set", 3)),
 )
+
+
+PHASE_COUNT = len(PHASES)
+# The one phase that asks for colours rather than numbers (Phase 8, seven of one colour).
+COLOR_PHASE = next(p.number for p in PHASES if p.groups[0].kind == "color")
+# A turn is up to three rolls; a decision (what to keep) comes after each roll but the last.
+ROLLS_PER_TURN = 3
+MAX_ROLLS_LEFT = ROLLS_PER_TURN - 1
 
 
 def phase(number: int) -> Phase:

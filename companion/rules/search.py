@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Sequence
 
-from companion.dice import COLORS
+from companion.dice import COLORS, Face
 from companion.rules.phases import phase as phase_of
 
 COLOR_GROUP_SIZE = 7
@@ -192,5 +193,5 @@ def counts_key(values: list[int | None]) -> CountsKey:
     return tuple(counts)
 
 
-def color_key(faces) -> ColorKey:
+def color_key(faces: Sequence[Face]) -> ColorKey:
     return tuple(sorted([_COLOR_CODE[f.color] + (f.value or 0) for f in faces]))

@@ -26,7 +26,6 @@ from companion.dice import COLORS, DiceSet, Face, standard_set
 # The reader's value classes, in output order: 1..10, then W (None).
 VALUE_CLASSES: tuple[int | None, ...] = tuple(range(1, 11)) + (None,)
 COLOR_CLASSES = COLORS  # red, orange, green, blue
-MAX_DICE = 10
 _TINY = 1e-12
 
 

@@ -163,8 +163,8 @@ def load_work_image(source: bytes | str | os.PathLike, long_side: int = WORK_LON
     """Load a photo as an upright RGB array with its long side at most `long_side`, keeping
     a sharper copy when the photo has the pixels."""
     raw = isinstance(source, (bytes, bytearray, memoryview))
-    source = bytes(source) if raw else os.fspath(source)
-    name = "image data" if raw else source
+    source = bytes(source) if isinstance(source, (bytes, bytearray, memoryview)) else os.fspath(source)
+    name = "image data" if raw else str(source)
     image = _open(source)
     try:
         rgb_image, full_w, full_h = _decode(image, name, round(long_side * MAX_DETAIL))

@@ -1,7 +1,8 @@
 """The models of one folder (detector, reader, calibration), loaded once per process.
 
-Models live in the ``models/`` folder next to the ``companion`` package unless the settings
-name another (ReadSettings.models_dir; the CLI and server take it from COMPANION_MODELS).
+The shipped models are package data (``companion.models``, the repository's ``models/``);
+the settings name another folder (ReadSettings.models_dir: the CLI's and server's --models,
+else COMPANION_MODELS).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from companion import assets
 from companion.vision.calibration import Calibration
 from companion.vision.detector import DetectorModel
 from companion.vision.reader import ReaderModel
@@ -26,7 +28,8 @@ CALIBRATION_FILE = "calibration.json"
 
 
 def default_models_dir() -> Path:
-    return Path(__file__).resolve().parent.parent.parent / "models"
+    """The models the package ships."""
+    return assets.models_dir()
 
 
 @dataclass(frozen=True)

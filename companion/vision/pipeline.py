@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from companion.dice import DiceSet, Face, standard_set
+from companion.dice import MAX_DICE, DiceSet, Face, standard_set
 from companion.vision.crops import box_crop
 from companion.vision.cubes import second_boxes
-from companion.vision.decoder import COLOR_CLASSES, MAX_DICE, VALUE_CLASSES, DecodedDie, decode
+from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES, DecodedDie, decode
 from companion.vision.detector import Detection, DetectorModel
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
 from companion.vision.inks import light_cast, measure_ink

@@ -13,11 +13,10 @@ from collections import OrderedDict
 from typing import Any, Sequence
 
 from companion.dice import Color, DiceError, Face, parse_faces, standard_set
+from companion.game import MAX_NAME_LENGTH as MAX_NAME
 from companion.game import Game, GameError, Mode
 from companion.rules import HouseRules
 from companion.store import AttemptRecord, GameRecord
-
-MAX_NAME = 30
 
 
 def game_config(body: Any) -> dict[str, Any]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from companion.game import MAX_NAME_LENGTH
+
 _ERROR = {"$ref": "#/components/schemas/Error"}
 
 
@@ -138,7 +140,7 @@ def openapi_document() -> dict[str, Any]:
                         "responses": {"200": _json({"type": "object", "properties": {"games": {"type": "array"}}}, "games")}},
                 "post": {"summary": "Create a game; players are given in turn order",
                          "requestBody": _body({"type": "object", "required": ["players"], "properties": {
-                             "players": {"type": "array", "items": {"type": "string", "maxLength": 30}},
+                             "players": {"type": "array", "items": {"type": "string", "maxLength": MAX_NAME_LENGTH}},
                              "mode": {"enum": ["standard", "solitaire"], "default": "standard"},
                              "rules": {"$ref": "#/components/schemas/HouseRules"}}}),
                          "responses": {"201": _json(game, "the new game"), "400": _err("bad players, mode or rules")}}},

@@ -1,5 +1,5 @@
-// The roll advisor on the turn screen: the player says which roll of the turn the dice show;
-// after roll 1 or 2 the server's advisor (POST /api/advise) says which dice to keep and the
+// The roll advisor on the turn screen: which roll of the turn the dice show (each new photo
+// of a turn moves it on; the player can still change it), and after roll 1 or 2 the server's advisor (POST /api/advise) says which dice to keep and the
 // odds. The page only shows the answer: it decides nothing itself.
 //
 // "Show roll advice" is a per-device preference (some players want to play unaided), kept in
@@ -11,7 +11,7 @@ import { esc } from "./dom.js";
 
 const SETTING_KEY = "p10.showAdvice";
 const ALL_DICE = 10;
-const FINAL_ROLL = 3;
+export const FINAL_ROLL = 3;
 const PLANS = {
   best: { label: "Best chance", hint: "most likely to make the phase" },
   best_score: { label: "Best score", hint: "highest expected score" },
@@ -46,11 +46,13 @@ export class RollAdvisor {
     this.serial = 0;
   }
 
-  // `bar` gets the roll selector and the setting, `box` the advice, `dice` holds the chips.
-  mount(bar, box, dice) {
+  // `bar` gets the roll selector and the setting, `box` the advice, `dice` holds the chips;
+  // `onRoll` is told when the roll changes (the turn screen's main action depends on it).
+  mount(bar, box, dice, onRoll = () => {}) {
     this.bar = bar;
     this.box = box;
     this.dice = dice;
+    this.onRoll = onRoll;
     bar.innerHTML = barHtml();
     bar.querySelector("#advice-on").checked = this.enabled;
     bar.addEventListener("change", (event) => {
@@ -59,6 +61,7 @@ export class RollAdvisor {
         rememberAdviceWanted(this.enabled);
       } else if (event.target.name === "roll") {
         this.roll = Number(event.target.value);
+        this.onRoll();
       }
       this.refresh();
     });
@@ -76,17 +79,26 @@ export class RollAdvisor {
     if (state && state.seq !== this.seq) {
       this.seq = state.seq;
       this.roll = 1; // a new turn starts on roll 1 (after a confirm here or on another device)
+      this.onRoll();
     }
     this.state = state;
     this.tokens = tokens;
     this.refresh();
   }
 
+  // A further photo in the same turn shows the next roll.
+  nextRoll() {
+    if (this.roll < FINAL_ROLL) this.roll += 1;
+    this.onRoll(); // the chips and the advice follow when the turn screen draws the new dice
+  }
+
   refresh() {
     if (!this.bar) return;
     const s = this.state;
     const playing = !!s && !s.over;
-    this.bar.querySelector(".roll-picker").hidden = !this.enabled || !playing;
+    // The roll is the turn's, not only the advice's: it decides the main action, so it shows
+    // with the advice off too.
+    this.bar.querySelector(".roll-picker").hidden = !playing;
     this.bar.querySelectorAll("input[name=roll]").forEach((input) => {
       input.checked = Number(input.value) === this.roll;
     });

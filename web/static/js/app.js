@@ -20,7 +20,7 @@ async function route() {
   }
   const match = /^#\/game\/([\w-]+)$/.exec(location.hash);
   if (match) cleanup = renderGame(root, match[1], info);
-  else await renderHome(root);
+  else await renderHome(root, info);
   window.scrollTo(0, 0);
 }
 

@@ -34,18 +34,23 @@ export function describe(token) {
   return `${value} ${face.colour}`;
 }
 
-// One chip as HTML. `extra` adds classes (uncertain, unused, selected) and a group badge.
-export function chipHtml(token, { index = null, uncertain = false, group = null, unused = false, small = false } = {}) {
+// One chip as HTML. `extra` adds classes (uncertain, unused, selected) and a group badge;
+// `crop` (CSS from overlay.cropStyle) shows the die as the photo shows it, above its reading,
+// and `number` is the die's number on the photo's outlines.
+export function chipHtml(token, { index = null, uncertain = false, group = null, unused = false, small = false, crop = null, number = null } = {}) {
   const face = parseToken(token) || { value: "?", colour: "none" };
   const classes = ["chip", `c-${face.colour}`];
   if (uncertain) classes.push("uncertain");
   if (unused) classes.push("unused");
   if (small) classes.push("small");
-  const label = `${describe(token)}${uncertain ? ", uncertain: please check" : ""}${group ? `, group ${group}` : ""}`;
+  if (crop) classes.push("has-crop");
+  const label = `${number === null ? "" : `Die ${number}: `}${describe(token)}${uncertain ? ", uncertain: please check" : ""}${group ? `, group ${group}` : ""}`;
   const tag = index === null ? "span" : "button";
   const attrs = index === null ? `role="img"` : `type="button" data-index="${index}"`;
   return `<${tag} class="${classes.join(" ")}" ${attrs} aria-label="${esc(label)}" data-token="${esc(token)}">
-    <span class="v">${esc(face.value)}</span><span class="l">${colourLetter(face.colour)}</span>
+    ${crop ? `<span class="crop" style="${esc(crop)}" aria-hidden="true"></span>` : ""}
+    ${number === null ? "" : `<span class="n" aria-hidden="true">${number}</span>`}
+    <span class="face"><span class="v">${esc(face.value)}</span><span class="l">${colourLetter(face.colour)}</span></span>
     ${uncertain ? '<span class="q" aria-hidden="true">?</span>' : ""}
     ${group ? `<span class="g" aria-hidden="true">${esc(group)}</span>` : ""}
   </${tag}>`;

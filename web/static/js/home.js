@@ -3,7 +3,9 @@
 import { api, PHOTO_TYPES } from "./api.js";
 import { esc, toast } from "./dom.js";
 
-export async function renderHome(root) {
+// `info` is /api/info: the values a high die shows come from the dice set, not from here.
+export async function renderHome(root, info) {
+  const high = info.high_values;
   root.innerHTML = `<div class="home">
     <section class="card new-game">
       <h1>New game</h1>
@@ -24,7 +26,7 @@ export async function renderHome(root) {
           <label class="radio"><input type="radio" name="start" value="order" checked> The first in the list</label>
           <label class="radio"><input type="radio" name="start" value="roll"> Each rolls one high die: highest starts</label>
           <div class="roll" id="roll" hidden>
-            <p class="hint">Enter each player's high die (5–10), or take one photo of all the dice, laid out left to right in seating order.</p>
+            <p class="hint">Enter each player's high die (${high[0]}–${high[high.length - 1]}), or take one photo of all the dice, laid out left to right in seating order.</p>
             <div id="rolls"></div>
             <label class="btn"><input type="file" accept="${PHOTO_TYPES}" capture="environment" id="roll-photo" hidden> Photo of the dice</label>
             <p class="roll-result" id="roll-result" role="status"></p>
@@ -70,7 +72,7 @@ export async function renderHome(root) {
       const was = old.get(label) || "";
       return `<label class="roll-row">${esc(label)}
         <select data-name="${esc(label)}" aria-label="${esc(label)}'s high die">
-          <option value="">–</option>${[5, 6, 7, 8, 9, 10].map((v) => `<option ${String(v) === was ? "selected" : ""}>${v}</option>`).join("")}
+          <option value="">–</option>${high.map((v) => `<option ${String(v) === was ? "selected" : ""}>${v}</option>`).join("")}
         </select></label>`;
     }).join("");
     order = null;
@@ -133,11 +135,11 @@ export async function renderHome(root) {
     try {
       const { reading } = await api.readOnly(file);
       // Left to right, as the players laid their dice out; only high dice count.
-      const high = reading.dice.filter((d) => typeof d.value === "number" && d.value >= 5)
+      const highs = reading.dice.filter((d) => high.includes(d.value))
         .sort((a, b) => (a.box[0] + a.box[2]) - (b.box[0] + b.box[2]));
       const selects = [...root.querySelectorAll("#rolls select")];
-      high.slice(0, selects.length).forEach((d, i) => { selects[i].value = String(d.value); });
-      const note = `Read ${high.length} high ${high.length === 1 ? "die" : "dice"} from the photo (check them above). `;
+      highs.slice(0, selects.length).forEach((d, i) => { selects[i].value = String(d.value); });
+      const note = `Read ${highs.length} high ${highs.length === 1 ? "die" : "dice"} from the photo (check them above). `;
       out.textContent = note;
       decide(note);
     } catch (err) {
@@ -148,15 +150,24 @@ export async function renderHome(root) {
     event.preventDefault();
     const error = root.querySelector("#new-error");
     error.textContent = "";
-    let players = currentNames().filter((n) => n);
-    if (modeValue() === "standard" && startValue() === "roll") {
+    // A blank name is the placeholder the field shows.
+    const typed = currentNames();
+    const named = typed.filter((n) => n);
+    let players = typed.map((n, i) => n || `Player ${i + 1}`);
+    let mode = modeValue();
+    if (mode === "standard" && named.length === 1
+      && confirm(`Only ${named[0]} has a name. Play solitaire (one player) with ${named[0]}?`)) {
+      mode = "solitaire";
+      players = named;
+    }
+    if (mode === "standard" && startValue() === "roll") {
       if (!order) { error.textContent = "Enter every player's high die first (or choose “The first in the list”)."; return; }
       players = order;
     }
     try {
       const game = await api.createGame({
         players,
-        mode: modeValue(),
+        mode,
         rules: { natural_in_every_group: form.querySelector('input[name="natural"]').checked },
       });
       location.hash = `#/game/${game.id}`;

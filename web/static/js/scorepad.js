@@ -2,8 +2,6 @@
 
 import { esc } from "./dom.js";
 
-const FINISHED = 11;
-
 export function announcementHtml(state) {
   const pad = state.scorepad;
   if (state.over) {
@@ -20,14 +18,16 @@ export function announcementHtml(state) {
   return "";
 }
 
-export function scorepadHtml(state) {
+// `info` is /api/info: a player past its last phase has made them all.
+export function scorepadHtml(state, info) {
   const pad = state.scorepad;
+  const phaseCount = info.phases.length;
   const players = pad.players;
   const head = players.map((p) => {
     const current = p.name === state.next ? " current" : "";
-    const status = p.phase >= FINISHED ? "done" : `Phase ${p.phase}`;
+    const status = p.phase > phaseCount ? "done" : `Phase ${p.phase}`;
     const won = state.winners.includes(p.name) ? ` <span class="crown" aria-label="winner">★</span>` : "";
-    return `<th scope="col" class="player${current}"${current ? ' aria-current="true"' : ""}>${esc(p.name)}${won}<small>${status}</small></th>`;
+    return `<th scope="col" class="player${current}"${current ? ' aria-current="true"' : ""}><span class="pname">${esc(p.name)}</span>${won}<small>${status}</small></th>`;
   }).join("");
   const phaseRow = (n) => `<tr><th scope="row">Phase ${n}</th>${players.map((p) => {
     const score = p.phases[n - 1];
@@ -62,7 +62,17 @@ export function historyHtml(state) {
   const last = state.attempts.slice(-6).reverse();
   return `<ol class="history" reversed start="${state.attempts.length}">${last.map((a) => `
     <li><strong>${esc(a.player)}</strong> · Phase ${a.phase}: ${a.made ? `made, ${a.score}` : "missed"}${
-      a.five_phase_bonus ? " · Five Phase Bonus +40" : ""}${a.first_finish_bonus ? " · First Finish Bonus +40" : ""}${
+      a.five_phase_bonus ? ` · Five Phase Bonus +${a.five_phase_bonus}` : ""}${a.first_finish_bonus ? ` · First Finish Bonus +${a.first_finish_bonus}` : ""}${
       a.penalty ? ` · penalty ${a.penalty}` : ""}${a.last_chance ? " · last chance" : ""}
       <span class="muted">${a.dice.map(esc).join(" ")}</span></li>`).join("")}</ol>`;
+}
+
+// Many players scroll sideways on a phone: say so, and shade the side that has more.
+// `wrap` scrolls, `box` around it carries the shades, `hint` the words.
+export function markPadScroll(wrap, box, hint, players) {
+  const more = wrap.scrollWidth > wrap.clientWidth + 1;
+  hint.hidden = !more;
+  hint.textContent = `Swipe the scorepad sideways to see all ${players} players.`;
+  box.classList.toggle("more-right", more && wrap.scrollLeft + wrap.clientWidth < wrap.scrollWidth - 1);
+  box.classList.toggle("more-left", more && wrap.scrollLeft > 1);
 }

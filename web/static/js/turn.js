@@ -1,13 +1,18 @@
 // The turn screen: whose turn and which phase, the photo with every die outlined, the dice as
-// chips to correct, the live evaluation (from the server's rules engine), confirm and undo,
-// and the scorepad beside it, kept live by server-sent events.
+// chips (each with its crop of the photo) to correct, the live evaluation (from the server's
+// rules engine), confirm and undo, and the scorepad beside it, kept live by server-sent events.
+// After a photo the verdict and the main action sit in a bar at the bottom of the screen, so a
+// normal turn is two taps: the photo, then Confirm.
 
-import { RollAdvisor } from "./advice.js";
+import { FINAL_ROLL, RollAdvisor } from "./advice.js";
 import { api, PHOTO_TYPES } from "./api.js";
+import { cameraMessage, cameraUsable } from "./camera.js";
 import { chipHtml, describe } from "./dice.js";
 import { debounce, esc, toast } from "./dom.js";
+import { cropStyle, outlineSvg } from "./overlay.js";
+import { preparePhoto } from "./photo.js";
 import { pickDie } from "./picker.js";
-import { announcementHtml, historyHtml, scorepadHtml } from "./scorepad.js";
+import { announcementHtml, historyHtml, markPadScroll, scorepadHtml } from "./scorepad.js";
 
 const MAX_DICE = 10;
 const GROUP_NAMES = { set: "Set", run: "Run", color: "One colour" };
@@ -30,8 +35,15 @@ class TurnView {
     this.busy = false;
     this.events = null;
     this.stream = null;
+    // The change this page has asked the server for and not yet had the answer to. The live
+    // update of that change can arrive before the answer; it is this page's own, so it must
+    // not be announced as a change from another device.
+    this.own = null;
+    this.noticeSeq = null; // the game's seq a shown message was about (it goes with that seq)
+    this.endArmed = false; // "End turn" tapped: Confirm for a miss is offered
     this.evaluateSoon = debounce(() => this.evaluate(), 120);
     this.advisor = new RollAdvisor();
+    this.onResize = debounce(() => { this.drawPhoto(); if (this.state) this.drawPadHint(); }, 150);
   }
 
   async start() {
@@ -49,6 +61,8 @@ class TurnView {
   stop() {
     if (this.events) this.events.close();
     this.stopCamera();
+    window.removeEventListener("resize", this.onResize);
+    document.body.classList.remove("has-bar");
     document.getElementById("live").hidden = true;
   }
 
@@ -69,14 +83,14 @@ class TurnView {
   }
 
   bind() {
-    this.advisor.mount(this.$("#roll-bar"), this.$("#advice"), this.$("#dice"));
+    this.advisor.mount(this.$("#roll-bar"), this.$("#advice"), this.$("#dice"), () => this.drawBar());
     this.$("#photo-input").addEventListener("change", (event) => {
       const file = event.target.files[0];
       event.target.value = ""; // the same photo can be chosen again
       if (file) this.upload(file);
     });
     const camera = this.$("#camera-open");
-    camera.hidden = !(navigator.mediaDevices && navigator.mediaDevices.getUserMedia);
+    camera.hidden = !cameraUsable();
     camera.addEventListener("click", () => this.startCamera());
     this.$("#camera-snap").addEventListener("click", () => this.snap());
     this.$("#camera-close").addEventListener("click", () => this.stopCamera());
@@ -91,8 +105,13 @@ class TurnView {
       const index = this.draft.dice.findIndex((d) => d.source === Number(shape.dataset.source));
       if (index >= 0) this.editDie(index);
     });
+    this.$("#photo-img").addEventListener("load", () => this.drawPhoto());
+    this.$("#scorepad").addEventListener("scroll", () => this.drawPadHint(), { passive: true });
+    window.addEventListener("resize", this.onResize);
     this.$("#clear").addEventListener("click", () => this.resetDraft());
     this.$("#confirm").addEventListener("click", () => this.confirm());
+    this.$("#end-turn").addEventListener("click", () => { this.endArmed = true; this.drawBar(); });
+    this.$("#end-back").addEventListener("click", () => { this.endArmed = false; this.drawBar(); });
     this.$("#undo").addEventListener("click", () => this.undo());
     this.$("#to-pad").addEventListener("click", () => this.$(".pad").scrollIntoView({ behavior: "smooth" }));
   }
@@ -104,11 +123,18 @@ class TurnView {
     const hadDraft = this.draft.dice.length > 0;
     this.state = state;
     if (changed) {
-      if (fromStream && hadDraft && this.draft.seq !== state.seq) {
+      // A message about the game as it was (a refused confirm, a change elsewhere) no longer
+      // applies once the game has moved on.
+      if (this.noticeSeq !== null && this.noticeSeq !== state.seq) this.showError("");
+      const ours = fromStream && this.own && this.own.matches(state);
+      if (fromStream && !ours && hadDraft && this.draft.seq !== state.seq) {
         this.showError("The scorepad changed on another device, so these dice were cleared. It is now "
-          + (state.next ? `${state.next}'s turn.` : "the end of the game."));
+          + (state.next ? `${state.next}'s turn.` : "the end of the game."), state.seq);
       }
-      if (this.draft.seq !== state.seq) this.draft = emptyDraft(state.seq);
+      if (this.draft.seq !== state.seq) {
+        this.draft = emptyDraft(state.seq);
+        this.evaluation = null;
+      }
     }
     this.drawHeader();
     this.drawPad();
@@ -125,14 +151,19 @@ class TurnView {
       : `<p class="label">${s.in_last_chances ? "Last chance" : "Now playing"}${s.mode === "solitaire" ? " · solitaire" : ""}</p>
          <h1 class="player-name" id="current-player">${esc(s.next)}</h1>
          <p class="phase-line"><span class="phase-number" id="current-phase">Phase ${s.phase}</span>
-         <span class="phase-name">${esc(this.info.phases[s.phase - 1].name)}</span></p>`;
+         <span class="phase-name">${phaseNameHtml(this.info.phases[s.phase - 1].name)}</span></p>`;
     this.$("#undo").disabled = s.attempts.length === 0;
   }
 
   drawPad() {
     this.$("#announce").innerHTML = announcementHtml(this.state);
-    this.$("#scorepad").innerHTML = scorepadHtml(this.state);
+    this.$("#scorepad").innerHTML = scorepadHtml(this.state, this.info);
     this.$("#history").innerHTML = historyHtml(this.state);
+    this.drawPadHint();
+  }
+
+  drawPadHint() {
+    markPadScroll(this.$("#scorepad"), this.$("#pad-scroll"), this.$("#pad-hint"), this.state.players.length);
   }
 
   // --- the draft: dice being entered for this turn -------------------------------------------
@@ -141,13 +172,20 @@ class TurnView {
     const d = this.draft;
     const groups = groupLetters(this.evaluation, d.dice.length);
     const complete = this.evaluation && this.evaluation.complete;
-    this.$("#dice").innerHTML = d.dice.map((die, i) =>
-      chipHtml(die.token, { index: i, uncertain: die.uncertain, group: groups[i], unused: complete && !groups[i] })
-    ).join("");
+    this.$("#dice").innerHTML = d.dice.map((die, i) => {
+      const read = d.photo && die.source !== null ? d.photo.reading.dice[die.source] : null;
+      return chipHtml(die.token, {
+        index: i, uncertain: die.uncertain, group: groups[i], unused: complete && !groups[i],
+        crop: read ? cropStyle(d.photo.url, d.photo.reading, read.box) : null,
+        number: d.photo ? i + 1 : null,
+      });
+    }).join("");
     this.$("#add-die").disabled = d.dice.length >= MAX_DICE;
     const uncertain = d.dice.filter((x) => x.uncertain).length;
     this.$("#uncertain-note").hidden = uncertain === 0;
-    this.$("#uncertain-note").textContent = `${uncertain} ${uncertain === 1 ? "die is" : "dice are"} uncertain: tap to check.`;
+    this.$("#uncertain-note").textContent = uncertain === 1
+      ? "1 die to check: the reader is unsure of the one marked ?. Tap it to correct it."
+      : `${uncertain} dice to check: the reader is unsure of the ones marked ?. Tap one to correct it.`;
     // A die the reader missed carries no flag of its own, so after a photo say when dice are
     // short of the set: the final dice of a turn are all ten.
     const missing = d.photo ? MAX_DICE - d.dice.length : 0;
@@ -159,6 +197,7 @@ class TurnView {
     this.drawPhoto();
     this.drawEvaluation();
     this.advisor.update(this.state, d.dice.map((x) => x.token));
+    this.drawBar();
   }
 
   drawPhoto() {
@@ -167,34 +206,35 @@ class TurnView {
     box.hidden = !photo;
     if (!photo) return;
     const img = this.$("#photo-img");
-    if (img.getAttribute("src") !== photo.url) img.src = photo.url;
     const { width, height } = photo.reading;
+    if (img.getAttribute("src") !== photo.url) {
+      // The size first, so the layout (and the outlines' scale) is right before it loads.
+      img.width = width;
+      img.height = height;
+      img.src = photo.url;
+    }
     const svg = this.$("#overlay");
     svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
-    const used = new Map(this.draft.dice.map((die, i) => [die.source, i]));
-    const stroke = Math.max(width, height) / 160;
-    svg.innerHTML = photo.reading.dice.map((read, source) => {
-      const index = used.get(source);
-      const points = read.polygon.map(([x, y]) => `${x},${y}`).join(" ");
-      const cls = index === undefined ? "removed" : this.draft.dice[index].uncertain ? "uncertain" : "read";
-      const label = index === undefined ? "removed" : describe(this.draft.dice[index].token);
-      const [x0, y0] = [read.box[0], read.box[1]];
-      return `<g class="die-outline ${cls}" data-source="${source}" role="button" aria-label="Die read as ${esc(label)}">
-        <polygon points="${points}" stroke-width="${stroke}"></polygon>
-        ${index === undefined ? "" : `<text x="${Math.max(x0, 0)}" y="${Math.max(y0 - stroke, stroke * 6)}" font-size="${stroke * 6}">${index + 1}</text>`}
-      </g>`;
-    }).join("");
-    this.$("#photo-note").textContent = `${photo.reading.dice.length} dice found in ${Math.round(photo.reading.ms)} ms.`;
+    const shown = svg.getBoundingClientRect();
+    const scale = Math.min(shown.width / width, shown.height / height) || 1 / 10;
+    svg.innerHTML = outlineSvg(photo.reading, this.draft.dice, scale, describe);
+    const fromPhoto = this.draft.dice.filter((die) => die.source !== null);
+    const unsure = fromPhoto.filter((die) => die.uncertain).length;
+    // Only what the reader is sure of counts as found: the rest is for the player to check.
+    this.$("#photo-note").textContent = `${countText(fromPhoto.length)} read${unsure ? `, ${unsure} to check` : ""} · ${Math.round(photo.reading.ms)} ms`;
   }
 
   drawEvaluation() {
     const box = this.$("#evaluation");
+    const verdict = this.$("#verdict");
     const confirm = this.$("#confirm");
     const ev = this.evaluation;
     const dice = this.draft.dice;
     if (!dice.length || !this.state || this.state.over) {
       box.className = "evaluation";
-      box.innerHTML = `<p class="muted">Take a photo of the final dice, or add them by hand.</p>`;
+      box.innerHTML = `<p class="muted">Take a photo of the dice, or add them by hand.</p>`;
+      verdict.className = "verdict";
+      verdict.textContent = "";
       confirm.disabled = true;
       confirm.textContent = "Confirm";
       return;
@@ -202,12 +242,16 @@ class TurnView {
     if (!ev || ev.pending) {
       box.className = "evaluation pending";
       box.innerHTML = `<p class="muted">Scoring…</p>`;
+      verdict.className = "verdict pending";
+      verdict.textContent = "Scoring…";
       confirm.disabled = true;
       return;
     }
     if (ev.error) {
       box.className = "evaluation bad";
       box.innerHTML = `<p>${esc(ev.error)}</p>`;
+      verdict.className = "verdict bad";
+      verdict.textContent = ev.error;
       confirm.disabled = true;
       return;
     }
@@ -215,21 +259,59 @@ class TurnView {
       const letter = String.fromCharCode(65 + gi);
       const chips = g.dice.map((i, k) => {
         const token = dice[i].token;
-        const standsFor = token.startsWith("W") && g.stands_for[k] !== null ? `<span class="as">=${g.stands_for[k]}</span>` : "";
-        return `${chipHtml(token, { small: true })}${standsFor}`;
+        const chip = chipHtml(token, { small: true });
+        // A wild shows what it stands for under it, never as "=7" between two chips.
+        return token.startsWith("W") && g.stands_for[k] !== null
+          ? `<span class="wild-as">${chip}<span class="as">as ${esc(g.stands_for[k])}</span></span>`
+          : chip;
       }).join("");
-      return `<li><span class="group-tag">${letter}</span> ${GROUP_NAMES[g.kind] || g.kind} of ${g.dice.length} ${chips}</li>`;
+      return `<li><span class="group-tag">${letter}</span> ${GROUP_NAMES[g.kind] || g.kind} of ${g.dice.length} <span class="group-dice">${chips}</span></li>`;
     }).join("");
     if (ev.complete) {
       box.className = "evaluation good";
-      box.innerHTML = `<p class="verdict" id="verdict">✓ Phase ${ev.phase} complete · <strong>${ev.score}</strong> points</p><ul class="groups">${groups}</ul>`;
+      box.innerHTML = `<ul class="groups">${groups}</ul>`;
+      verdict.className = "verdict good";
+      verdict.innerHTML = `✓ Phase ${ev.phase} complete · <strong>${ev.score}</strong> points`;
       confirm.textContent = `Confirm: Phase ${ev.phase} made, ${ev.score}`;
     } else {
       box.className = "evaluation bad";
-      box.innerHTML = `<p class="verdict" id="verdict">✗ Phase ${ev.phase} is not complete with these dice</p>${groups ? `<ul class="groups">${groups}</ul>` : ""}`;
+      box.innerHTML = groups ? `<ul class="groups">${groups}</ul>` : `<p class="muted">No group of the phase in these dice yet.</p>`;
+      verdict.className = "verdict bad";
+      verdict.textContent = `✗ Phase ${ev.phase} not complete with these dice`;
       confirm.textContent = `Confirm: Phase ${ev.phase} missed`;
     }
     confirm.disabled = this.busy;
+  }
+
+  // The bar at the bottom: the verdict and the turn's main action. With rolls left and the
+  // phase not made, the main action is the next roll; ending the turn as a miss is a second,
+  // deliberate step ("End turn", then Confirm).
+  drawBar() {
+    const bar = this.$("#turn-bar");
+    const s = this.state;
+    const shown = !!s && !s.over && this.draft.dice.length > 0;
+    bar.hidden = !shown;
+    document.body.classList.toggle("has-bar", shown);
+    if (!shown) {
+      this.endArmed = false;
+      return;
+    }
+    const ev = this.evaluation;
+    const made = !!ev && !!ev.complete;
+    const roll = this.advisor.roll;
+    const rollsLeft = roll < FINAL_ROLL;
+    if (made || !rollsLeft) this.endArmed = false;
+    const offerConfirm = made || !rollsLeft || this.endArmed;
+    const next = this.$("#next-roll");
+    next.hidden = !rollsLeft || this.endArmed;
+    next.classList.toggle("primary", !made);
+    next.classList.toggle("big", !made);
+    next.querySelector("span").textContent = made ? `Roll ${roll + 1}` : `Photo of roll ${roll + 1}`;
+    this.$("#end-turn").hidden = !rollsLeft || made || this.endArmed;
+    this.$("#end-back").hidden = !this.endArmed;
+    const confirm = this.$("#confirm");
+    confirm.hidden = !offerConfirm;
+    confirm.classList.toggle("danger", !made);
   }
 
   async evaluate() {
@@ -250,13 +332,15 @@ class TurnView {
     if (serial === this.evalSerial) this.drawDraft();
   }
 
-  changed() {
+  // `now`: ask at once (a photo's dice arrive all together; taps are gathered a moment first).
+  changed(now = false) {
     // Until the server answers, the old verdict must not be confirmed; an answer already on
     // its way is for the old dice (its groups may name a die just removed), so it is dropped.
     this.evalSerial++;
     this.evaluation = { pending: true };
     this.drawDraft();
-    this.evaluateSoon();
+    if (now) this.evaluate();
+    else this.evaluateSoon();
   }
 
   resetDraft() {
@@ -279,29 +363,40 @@ class TurnView {
     if (this.draft.dice.length >= MAX_DICE) return;
     const result = await pickDie({ title: `Add die ${this.draft.dice.length + 1}`, canRemove: false });
     if (!result || !result.token) return;
+    this.showError("");
     this.draft.dice.push({ token: result.token, source: null, uncertain: false });
     this.changed();
   }
 
   // --- photos ---------------------------------------------------------------------------
 
-  async upload(file) {
+  async upload(chosen) {
     this.showError("");
-    if (file.size > this.info.max_upload_bytes) {
-      this.showError(`This photo is ${(file.size / 2 ** 20).toFixed(0)} MB, over the ${Math.round(this.info.max_upload_bytes / 2 ** 20)} MB limit. Nothing was changed.`);
-      return;
-    }
     this.setBusy(true, "Reading the dice…");
     try {
+      // Downscaled here to what the reader uses: a 12 MP photo need not travel whole.
+      const file = await preparePhoto(chosen, this.info.photo_long_side);
+      if (file.size > this.info.max_upload_bytes) {
+        this.showError(`This photo is ${(file.size / 2 ** 20).toFixed(0)} MB, over the ${Math.round(this.info.max_upload_bytes / 2 ** 20)} MB limit. Nothing was changed.`);
+        return;
+      }
       const result = await api.uploadPhoto(this.id, file);
       const seq = this.state.seq;
+      const sameTurn = this.draft.seq === seq;
+      const photos = sameTurn ? this.draft.photos : 0;
+      // Dice already showing this turn (read or typed) were a roll: this photo is the next.
+      const further = sameTurn && (photos > 0 || this.draft.dice.length > 0);
       this.draft = {
         seq,
+        photos: photos + 1,
         photo: { id: result.photo_id, url: result.url, reading: result.reading },
         dice: result.reading.dice.slice(0, MAX_DICE).map((d, i) => ({ token: d.token, source: i, uncertain: d.uncertain })),
       };
+      this.endArmed = false;
+      // A further photo in the turn is the next roll (the player can still set it back).
+      if (further) this.advisor.nextRoll();
       if (!result.reading.dice.length) this.showError("No dice were found in this photo. Try again from straight above, or add the dice by hand.");
-      this.changed();
+      this.changed(true);
     } catch (err) {
       this.showError(err.message);
     } finally {
@@ -310,10 +405,14 @@ class TurnView {
   }
 
   async startCamera() {
+    if (!cameraUsable()) {
+      this.showError(cameraMessage(null));
+      return;
+    }
     try {
       this.stream = await navigator.mediaDevices.getUserMedia({ video: { facingMode: "environment", width: { ideal: 1920 } }, audio: false });
     } catch (err) {
-      this.showError(`The camera cannot be opened here (${err.message}). Use “Take photo” instead.`);
+      this.showError(cameraMessage(err));
       return;
     }
     const video = this.$("#camera-video");
@@ -347,22 +446,29 @@ class TurnView {
     const d = this.draft;
     if (!d.dice.length || this.busy) return;
     this.setBusy(true, "Recording…");
+    const body = { player: s.next, seq: d.seq, dice: d.dice.map((x) => x.token) };
+    if (d.photo) {
+      body.photo_id = d.photo.id;
+      body.sources = d.dice.map((x) => x.source);
+    }
+    this.own = ownRecord(body);
     try {
-      const body = { player: s.next, seq: d.seq, dice: d.dice.map((x) => x.token) };
-      if (d.photo) {
-        body.photo_id = d.photo.id;
-        body.sources = d.dice.map((x) => x.source);
-      }
       const result = await api.record(this.id, body);
       const a = result.attempt;
+      this.own = null;
       this.draft = emptyDraft(result.game.seq);
       this.evaluation = null;
       this.applyState(result.game);
+      this.showError("");
+      // The next player's name and the camera button are at the top of the turn screen.
+      window.scrollTo({ top: 0 });
       toast(`${a.player}: Phase ${a.phase} ${a.made ? `made, ${a.score} points` : "missed"}.`);
     } catch (err) {
-      this.showError(err.message);
+      this.own = null;
       if (err.status === 409) this.applyState(await api.game(this.id));
+      this.showError(err.message, this.state.seq);
     } finally {
+      this.own = null;
       this.setBusy(false);
     }
   }
@@ -371,13 +477,19 @@ class TurnView {
     const last = this.state.attempts[this.state.attempts.length - 1];
     if (!last) return;
     if (!confirm(`Undo ${last.player}'s attempt at Phase ${last.phase} (${last.made ? `made, ${last.score}` : "missed"})?`)) return;
+    this.own = ownUndo(last.seq);
     try {
       const result = await api.undo(this.id, last.seq);
+      this.own = null;
       this.applyState(result.game);
+      window.scrollTo({ top: 0 });
       toast(`Undone: ${last.player}'s attempt at Phase ${last.phase}.`);
     } catch (err) {
+      this.own = null;
       toast(err.message, "error");
       this.applyState(await api.game(this.id));
+    } finally {
+      this.own = null;
     }
   }
 
@@ -389,15 +501,40 @@ class TurnView {
     this.$("#confirm").disabled = busy || !this.evaluation || !!this.evaluation.error || !!this.evaluation.pending;
   }
 
-  showError(message) {
+  // `seq`: the game's seq the message is about; it is taken down when the game moves on.
+  showError(message, seq = null) {
     const box = this.$("#turn-error");
     box.textContent = message;
     box.hidden = !message;
+    this.noticeSeq = message ? seq : null;
   }
 }
 
+// This page's own attempt, as the live update will show it.
+function ownRecord(body) {
+  return {
+    matches: (state) => state.attempts.some((a) => a.seq === body.seq && a.player === body.player
+      && a.dice.length === body.dice.length && a.dice.every((t, i) => t === body.dice[i])),
+  };
+}
+
+// This page's own undo of the attempt numbered `seq`.
+function ownUndo(seq) {
+  return { matches: (state) => state.seq === seq && !state.attempts.some((a) => a.seq === seq) };
+}
+
 function emptyDraft(seq) {
-  return { seq, photo: null, dice: [] };
+  return { seq, photos: 0, photo: null, dice: [] };
+}
+
+function countText(n) {
+  return `${n} ${n === 1 ? "die" : "dice"}`;
+}
+
+// A phase name breaks only between its groups, so no word is left alone on a line
+// ("1 set of 3 + 1 run of" / "4").
+function phaseNameHtml(name) {
+  return name.split(" + ").map((part) => `<span class="nowrap">${esc(part)}</span>`).join(" + ");
 }
 
 function groupLetters(evaluation, count) {
@@ -428,22 +565,21 @@ function layout() {
         </div>
         <p class="busy" id="busy" role="status" hidden></p>
         <p class="error" id="turn-error" role="alert" hidden></p>
-        <figure class="photo" id="photo" hidden>
-          <div class="photo-wrap"><img id="photo-img" alt="The dice photo"><svg id="overlay" preserveAspectRatio="xMidYMid meet" aria-label="Dice found"></svg></div>
-          <figcaption class="muted" id="photo-note"></figcaption>
-        </figure>
-        <h2 class="sub">Dice <span class="muted">(tap one to correct it)</span></h2>
         <p class="uncertain-note" id="uncertain-note" hidden></p>
         <p class="uncertain-note" id="count-note" hidden></p>
+        <h2 class="sub">Dice <span class="muted">(tap one to correct it)</span></h2>
         <div class="dice-row">
           <div class="dice" id="dice" aria-label="The dice of this attempt"></div>
           <button type="button" class="chip add" id="add-die" aria-label="Add a die by hand">+</button>
         </div>
         <div class="evaluation" id="evaluation" aria-live="polite"></div>
-        <!-- Reserved for the roll advisor (companion.advisor): advice for the current roll. -->
+        <figure class="photo" id="photo" hidden>
+          <div class="photo-wrap"><img id="photo-img" alt="The dice photo"><svg id="overlay" preserveAspectRatio="xMidYMid meet" aria-label="Dice found"></svg></div>
+          <figcaption class="muted" id="photo-note"></figcaption>
+        </figure>
+        <!-- The roll advisor (companion.advisor): advice for the current roll. -->
         <div class="advice" id="advice" hidden></div>
         <div class="actions">
-          <button type="button" class="btn primary big" id="confirm" disabled>Confirm</button>
           <button type="button" class="btn" id="clear">Clear dice</button>
         </div>
       </div>
@@ -456,9 +592,19 @@ function layout() {
     <section class="card pad" aria-label="Scorepad">
       <h2>Scorepad</h2>
       <div id="announce"></div>
-      <div class="table-wrap" id="scorepad"></div>
+      <p class="scroll-hint" id="pad-hint" hidden></p>
+      <div class="pad-scroll" id="pad-scroll"><div class="table-wrap" id="scorepad"></div></div>
       <h3>Latest attempts</h3>
       <div id="history"></div>
     </section>
+  </div>
+  <div class="turn-bar" id="turn-bar" role="region" aria-label="This attempt" hidden>
+    <p class="verdict" id="verdict" aria-live="polite"></p>
+    <div class="bar-actions">
+      <label class="btn" id="next-roll" for="photo-input"><span>Photo of roll 2</span></label>
+      <button type="button" class="btn" id="end-turn">End turn…</button>
+      <button type="button" class="btn" id="end-back">Back</button>
+      <button type="button" class="btn primary big" id="confirm" disabled>Confirm</button>
+    </div>
   </div>`;
 }

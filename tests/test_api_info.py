@@ -1,0 +1,14 @@
+"""/api/info gives the page what the core defines, so the page restates no number."""
+
+from __future__ import annotations
+
+from companion.dice import standard_set
+from companion.vision.image_io import MAX_DETAIL, WORK_LONG_SIDE
+
+
+def test_info_gives_the_high_dice_values_and_the_readers_photo_size(client):
+    info = client.get("/api/info").json
+    high = {f.value for d in standard_set().high for f in d.faces if f.value is not None}
+    low = {f.value for d in standard_set().low for f in d.faces if f.value is not None}
+    assert info["high_values"] == sorted(high) and not high & low
+    assert info["photo_long_side"] == round(WORK_LONG_SIDE * MAX_DETAIL)

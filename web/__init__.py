@@ -1,0 +1,1 @@
+"""The scorepad page, shipped as package data: `companion.web` (see companion/assets.py)."""
