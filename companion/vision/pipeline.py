@@ -168,7 +168,7 @@ def _kept_boxes(
     cube a surer box is on (cubes.py): dropped with settings.one_per_cube, else kept."""
     keep = [i for i in range(len(detections)) if faces[i] >= face_threshold]
     second = np.zeros(len(detections), dtype=bool)
-    second[[keep[k] for k in second_boxes([detections[i] for i in keep], faces[keep])]] = True
+    second[[keep[k] for k in second_boxes([detections[i] for i in keep], [float(faces[i]) for i in keep])]] = True
     if settings.one_per_cube:
         keep = [i for i in keep if not second[i]]
     # more boxes than dice in the set: the weakest cannot all be dice; keep the 10 surest
