@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from companion.vision.crops import READER_SIZE, box_crop, crop_square
-from companion.vision.models import peaks_to_detections
+from companion.vision.detector import peaks_to_detections
 from training.common import PRECROP_CONTEXT, PRECROP_SIZE, LrPlan
 from training.detector import _rot90, make_targets, match_counts
 

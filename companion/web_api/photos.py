@@ -5,6 +5,7 @@ The vision pipeline is imported on first use, so the scorepad runs without it.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import io
 import logging
@@ -54,10 +55,14 @@ class PhotoReader:
         with self._lock:
             if self._read is None:
                 try:
-                    from companion.vision import read_image
-                except Exception as exc:  # the pipeline itself cannot be imported
+                    from companion.vision import ReadSettings, read_image
+
+                    settings = ReadSettings.from_env()  # the environment, read once
+                except Exception as exc:  # the pipeline cannot be imported, or its settings are wrong
                     raise ApiError(503, f"The dice reader is not available ({exc}). Enter the dice by hand.") from None
-                self._read = functools.partial(read_image, models_folder=self._models_dir)
+                if self._models_dir is not None:
+                    settings = dataclasses.replace(settings, models_dir=self._models_dir)
+                self._read = functools.partial(read_image, settings=settings)
         return self._read
 
 
