@@ -72,13 +72,13 @@ def warm_times(paths: list[Path], repeat: int) -> dict:
     from companion.vision.models import load_models
     from companion.vision.pipeline import read_work_image
 
-    read_image(paths[0])  # load the models once, as a server does
+    models = load_models()  # loaded once, as a server does
+    read_image(paths[0], models)
     totals, loads, rest = [], [], []
-    models = load_models()
     for _ in range(repeat):
         for p in paths:
             t0 = time.perf_counter()
-            read_image(p)
+            read_image(p, models)
             totals.append((time.perf_counter() - t0) * 1000)
             t0 = time.perf_counter()
             work = load_work_image(p)

@@ -273,10 +273,12 @@ class _Reader:
         with self._lock:
             if self._reader is None:
                 try:
-                    from companion.vision import read_image
-                except Exception as exc:  # the pipeline itself cannot be imported
+                    from companion.vision import ReadSettings, read_image
+
+                    settings = ReadSettings.from_env()  # the environment, read once
+                except Exception as exc:  # the pipeline cannot be imported, or its settings are wrong
                     raise ApiError(503, f"The dice reader is not available ({exc}). Enter the dice by hand.") from None
-                self._reader = read_image
+                self._reader = lambda data: read_image(data, settings=settings)
         return self._reader
 
 

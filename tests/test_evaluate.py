@@ -7,7 +7,8 @@ import cv2
 import pytest
 
 from companion.dice import parse_face
-from training.evaluate import ImageResult, Match, main, summarise
+from companion.rules import best_score
+from training.evaluate import ImageResult, Match, colour_swapped, main, summarise
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
 
@@ -29,6 +30,42 @@ def test_a_photo_is_silently_wrong_only_when_an_error_is_not_flagged(matches, fa
     result = ImageResult(image=None, matches=matches, false_positives=false_positives)
     assert result.all_right is all_right
     assert result.nothing_silently_wrong is nothing_silent
+
+
+@pytest.mark.parametrize("matches, extras, flagged_extras, sure, silent, wrong", [
+    ([_match("3r", "3r"), _match("6b", "9b", uncertain=True)], 0, 0, 10, False, (1, 1)),
+    ([_match("3r", "3r"), _match("6b", "9b")], 0, 0, 10, True, (1, 0)),
+    # a missed die is flagged when fewer than 10 sure dice are read (the page asks for the rest)
+    ([_match("3r", "3r"), _match("6b", None)], 0, 0, 9, False, (1, 1)),
+    ([_match("3r", "3r"), _match("6b", None)], 1, 0, 10, True, (2, 0)),
+    ([_match("3r", "3r")], 1, 1, 9, False, (1, 1)),
+    ([_match("3r", "3r")], 2, 1, 9, True, (2, 1)),
+])
+def test_a_silent_error_is_a_wrong_missed_or_extra_die_without_a_flag(matches, extras, flagged_extras, sure,
+                                                                      silent, wrong):
+    result = ImageResult(None, matches, false_positives=extras, extras_flagged=flagged_extras, sure_dice=sure)
+    assert result.silent_error is silent
+    assert result.wrong() == wrong
+
+
+def test_colour_swaps_are_the_inks_that_look_alike():
+    assert colour_swapped(_match("3r", "3o")) and colour_swapped(_match("Wb", "Wg"))
+    assert not colour_swapped(_match("3r", "3g")) and not colour_swapped(_match("3r", "4r"))
+    assert not colour_swapped(_match("3r", None))
+
+
+def test_the_phase_outcome_compares_the_dice_read_with_the_true_dice():
+    truth = ["3r", "3o", "3g", "5b", "5r", "5g", "7b", "8b", "9o", "10g"]
+    same = ImageResult(None, [_match(t, t) for t in truth])
+    assert same.phase_outcomes() == [True] * 10
+    one_off = ImageResult(None, [_match(t, t) for t in truth[:-1]] + [_match("10g", "5o")])
+    got = one_off.phase_outcomes()
+    want = [best_score(p, [parse_face(t) for t in truth]) == best_score(p, [parse_face(t) for t in truth[:-1] + ["5o"]])
+            for p in range(1, 11)]
+    assert got == want and not all(got)
+    # an extra die read is part of what the scorepad gets
+    extra = ImageResult(None, [_match(t, t) for t in truth[:-1]], false_positives=1, extra_faces=(parse_face("10g"),))
+    assert extra.read_faces()[-1] == parse_face("10g")
 
 
 def test_summary_counts_misses_against_recall_and_extras_against_precision():

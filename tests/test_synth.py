@@ -212,3 +212,30 @@ def test_polygon_starts_at_the_numerals_top_left():
             assert int(np.argmax(scores)) == 0, (text, c["font"], scores)
             checked += 1
     assert checked >= 12
+
+
+def test_stress_options_make_warm_or_cold_light_dark_bodies_and_strong_tilts_and_leave_the_rest():
+    plain = render_indexed(2001, "calib", 5, SMALL)
+    for index in range(4):
+        warm = render_indexed(2001, "calib", index, SceneOptions(size=(480, 360), light="warm"))
+        assert 2200 <= warm.conditions["light"]["kelvin"] <= 3000 and warm.conditions["light"]["kind"] == "warm"
+        # a weak white balance leaves most of the lamp's colour: blue gained little over red
+        gains = warm.conditions["wb_gain"]
+        assert gains[2] / gains[0] < 1.9
+        cold = render_indexed(2001, "calib", index, SceneOptions(size=(480, 360), light="cold"))
+        assert 7500 <= cold.conditions["light"]["kelvin"] <= 10000
+        dark = render_indexed(2001, "calib", index, SceneOptions(size=(480, 360), dark_body=True))
+        assert np.mean(BODIES_TRAIN[dark.conditions["body"]][0]) < 0.35
+        tilted = render_indexed(2001, "calib", index, SceneOptions(size=(480, 360), tilt_range=(27.0, 40.0)))
+        assert 27.0 <= tilted.conditions["tilt_deg"] <= 40.0
+    assert "kind" not in plain.conditions["light"]  # without the options, the photo as before
+    assert np.array_equal(plain.image, render_indexed(2001, "calib", 5, SMALL).image)
+
+
+def test_every_die_carries_its_cube_outline_around_its_top_face():
+    photo = render_indexed(2001, "calib", 3, SceneOptions(size=(480, 360), tilt_range=(30.0, 40.0)))
+    for d in photo.dice:
+        cube = np.asarray(d["cube"], np.float32)
+        top = np.asarray(d["polygon"], np.float32)
+        assert all(cv2.pointPolygonTest(cube, (float(x), float(y)), True) >= -0.5 for x, y in top)
+        assert cv2.contourArea(cube) > 1.2 * cv2.contourArea(top)  # the side faces show at this tilt

@@ -75,6 +75,8 @@ def test_labels_are_what_the_committed_generator_makes():
     index = next(i for i, s in enumerate(SAMPLES) if s.name == "s05_single")
     record = next(r for r in _records() if r["conditions"]["sample"] == "s05_single")
     photo = render_scene(np.random.default_rng(record["conditions"]["seed"]), SPLIT, SAMPLES[index].opts)
-    assert photo.dice == record["dice"], (
+    # the samples were labelled before the cube outlines were: compare what they hold
+    assert len(photo.dice) == len(record["dice"]) and [
+        {k: v for k, v in d.items() if k in r} for d, r in zip(photo.dice, record["dice"])] == record["dice"], (
         "the generator drew another scene from the same seed: are the fonts it draws from installed "
         "(SYSTEM_PACKAGES in the Makefile; make system-deps)?")

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from companion.vision.image_io import load_work_image
-from companion.vision.models import Detection, load_models, models_present
+from companion.vision.detector import Detection
+from companion.vision.models import load_models, models_present
 from companion.vision.pipeline import read_boxes
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"

@@ -8,10 +8,11 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.vision import models as vision_models
 from companion.vision.crops import box_crop
 from companion.vision.image_io import load_work_image
 from companion.vision.models import load_models, models_present
+from companion.vision.reader import FIRST_TURNS
+from companion.vision.settings import ReadSettings
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
 pytestmark = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
@@ -46,22 +47,20 @@ def _heads(logits):
     return [logits.value, logits.color] + ([logits.face] if logits.face is not None else [])
 
 
-def test_unsure_crops_get_every_turn_and_plain_ones_the_first(monkeypatch):
+def test_unsure_crops_get_every_turn_and_plain_ones_the_first():
     reader = load_models().reader
-    if reader.turns < 4:
-        pytest.skip("COMPANION_READER_TURNS set below 4")
+    settings = ReadSettings()  # the shipped vote: 4 turns
     crops = _crops()
-    first = _turned_mean(reader, crops, range(vision_models.FIRST_TURNS))
-    every = _turned_mean(reader, crops, range(reader.turns))
+    first = _turned_mean(reader, crops, range(FIRST_TURNS))
+    every = _turned_mean(reader, crops, range(settings.reader_turns))
     sure = np.ones(len(crops), bool)
     for head in first:
-        sure &= np.exp(_log_probs(head)).max(1) > vision_models.READER_SURE
+        sure &= np.exp(_log_probs(head)).max(1) > settings.reader_sure
     assert 0 < sure.sum() < len(crops)  # both kinds are in the batch
-    got = _heads(reader.logits(crops))
+    got = _heads(reader.logits(crops, settings.reader_turns, settings.reader_sure))
     for head, one, all_ in zip(got, first, every):
         np.testing.assert_allclose(head[sure], one[sure], atol=1e-4)
         np.testing.assert_allclose(head[~sure], all_[~sure], atol=1e-4)
     # at 1.0 nothing is sure enough: every crop is read at every turn, the vote as before
-    monkeypatch.setattr(vision_models, "READER_SURE", 1.0)
-    for head, all_ in zip(_heads(reader.logits(crops)), every):
+    for head, all_ in zip(_heads(reader.logits(crops, settings.reader_turns, 1.0)), every):
         np.testing.assert_allclose(head, all_, atol=1e-4)

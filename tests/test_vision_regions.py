@@ -5,14 +5,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from companion.vision import regions
+from companion.vision.detector import Heatmap, box_ious
 from companion.vision.image_io import load_work_image
-from companion.vision.models import Heatmap, _iou, load_models, models_present
+from companion.vision.models import load_models, models_present
 from companion.vision.pipeline import MAX_ZOOM, _typical_face, analyse, find_faces
 from companion.vision.regions import faint_regions, input_windows
+from companion.vision.settings import ReadSettings
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
 STRIDE = 4
+HEAT = ReadSettings().faint_heat
+REGIONS, WHOLE = ReadSettings(faint_heat=0.05), ReadSettings(faint_heat=0.0)  # 0: the whole photo
 
 
 def _heatmap(heat: np.ndarray, scale: float = 0.5) -> Heatmap:
@@ -26,7 +29,7 @@ def test_two_far_apart_faint_spots_give_two_small_regions_around_them():
     heat = np.zeros((60, 80))
     heat[10, 10] = 0.2  # a weak die, top left (working pixels 80, 80)
     heat[50, 70] = 0.9  # a sure one, bottom right (560, 400)
-    boxes = faint_regions(_heatmap(heat), STRIDE, face_px=20.0)
+    boxes = faint_regions(_heatmap(heat), STRIDE, 20.0, HEAT)
     assert len(boxes) == 2
     for x, y in ((80, 80), (560, 400)):
         assert sum(b[0] + 40 <= x <= b[2] - 40 and b[1] + 40 <= y <= b[3] - 40 for b in boxes) == 1
@@ -36,19 +39,18 @@ def test_two_far_apart_faint_spots_give_two_small_regions_around_them():
 def test_near_spots_share_one_region_and_scattered_ones_mean_the_whole_photo():
     heat = np.zeros((60, 80))
     heat[10, 10] = heat[10, 16] = 0.3
-    assert len(faint_regions(_heatmap(heat), STRIDE, face_px=20.0)) == 1
+    assert len(faint_regions(_heatmap(heat), STRIDE, 20.0, HEAT)) == 1
     heat[::12, ::12] = 0.3
-    assert faint_regions(_heatmap(heat), STRIDE, face_px=20.0) == [(0, 0, 640, 480)]
+    assert faint_regions(_heatmap(heat), STRIDE, 20.0, HEAT) == [(0, 0, 640, 480)]
 
 
-def test_nothing_faint_or_no_face_found_means_the_whole_photo(monkeypatch):
-    assert faint_regions(_heatmap(np.zeros((60, 80))), STRIDE, 20.0) == [(0, 0, 640, 480)]
+def test_nothing_faint_or_no_face_found_means_the_whole_photo():
+    assert faint_regions(_heatmap(np.zeros((60, 80))), STRIDE, 20.0, HEAT) == [(0, 0, 640, 480)]
     heat = np.zeros((60, 80))
     heat[10, 10] = 0.9
-    assert len(faint_regions(_heatmap(heat), STRIDE, 20.0)) == 1
-    assert faint_regions(_heatmap(heat), STRIDE, None) == [(0, 0, 640, 480)]
-    monkeypatch.setattr(regions, "FAINT_HEAT", 0.0)  # switched off: always the whole photo
-    assert faint_regions(_heatmap(heat), STRIDE, 20.0) == [(0, 0, 640, 480)]
+    assert len(faint_regions(_heatmap(heat), STRIDE, 20.0, HEAT)) == 1
+    assert faint_regions(_heatmap(heat), STRIDE, None, HEAT) == [(0, 0, 640, 480)]
+    assert faint_regions(_heatmap(heat), STRIDE, 20.0, 0.0) == [(0, 0, 640, 480)]  # switched off: always the whole photo
 
 
 def test_windows_are_whole_blocks_and_never_overlap():
@@ -58,39 +60,35 @@ def test_windows_are_whole_blocks_and_never_overlap():
 
 
 @pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
-def test_searching_the_regions_finds_what_searching_the_whole_sharper_copy_finds(monkeypatch):
-    monkeypatch.setattr(regions, "FAINT_HEAT", 0.05)
+def test_searching_the_regions_finds_what_searching_the_whole_sharper_copy_finds():
     models = load_models()
     detector = models.detector
     work = load_work_image(SAMPLES / "s12_far_phone.jpg")  # small dice: searched again
-    sharper, found = find_faces(work, models)
+    sharper, found = find_faces(work, models, REGIONS)
     assert work.long_side * 1.5 < sharper.long_side <= round(work.long_side * MAX_ZOOM) and len(found) >= 8
     # the regions the pipeline searched (its own face size) are a real saving on this photo,
     # so the comparison below is not the whole search against itself
     upright = detector.heatmap(work.rgb)
-    boxes = faint_regions(upright, detector.stride, _typical_face(detector.detections(upright)))
+    boxes = faint_regions(upright, detector.stride, _typical_face(detector.detections(upright)), REGIONS.faint_heat)
     area = sum((b[2] - b[0]) * (b[3] - b[1]) for b in boxes)
     assert area < 0.6 * work.rgb.shape[0] * work.rgb.shape[1]
-    monkeypatch.setattr(regions, "FAINT_HEAT", 0.0)
-    _, everywhere = find_faces(work, models)
+    _, everywhere = find_faces(work, models, WHOLE)
     # the same faces, scored about as the whole search scores them: a face near a window's
     # edge sees padding where the whole search sees ground, which can move its box by a few
     # pixels (2.6 px of a 40-px face here with the stage-6 detector)
     assert len(found) == len(everywhere)
     for d in everywhere:
-        iou = _iou(np.asarray(d.box), np.asarray([f.box for f in found]))
+        iou = box_ious(np.asarray(d.box), np.asarray([f.box for f in found]))
         twin = found[int(iou.argmax())]
         assert iou.max() > 0.8 and abs(twin.score - d.score) < 0.05
     # and the photo reads the same both ways: the same faces and dice, about equally sure (an
     # uncertain die's confidence follows its box: a 1-px shift moved one from 0.46 to 0.475
     # with the stage-8 models)
-    monkeypatch.setattr(regions, "FAINT_HEAT", 0.05)
-    by_regions = _readings(work, models)
-    monkeypatch.setattr(regions, "FAINT_HEAT", 0.0)
-    whole = _readings(work, models)
+    by_regions = _readings(work, models, REGIONS)
+    whole = _readings(work, models, WHOLE)
     assert [r[:2] for r in by_regions] == [r[:2] for r in whole]
     assert np.allclose([r[2] for r in by_regions], [r[2] for r in whole], atol=0.02)
 
 
-def _readings(work, models) -> list:
-    return sorted((str(d.face), d.die, d.confidence) for d in analyse(work, models).dice)
+def _readings(work, models, settings: ReadSettings) -> list:
+    return sorted((str(d.face), d.die, d.confidence) for d in analyse(work, models, settings).dice)

@@ -10,7 +10,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `training` is not an installed package
 
 from companion.vision.crops import READER_SIZE, box_crop, crop_square  # noqa: E402
-from companion.vision.models import peaks_to_detections  # noqa: E402
+from companion.vision.detector import peaks_to_detections  # noqa: E402
 from training.common import PRECROP_CONTEXT, PRECROP_SIZE, LrPlan  # noqa: E402
 from training.detector import _rot90, make_targets, match_counts  # noqa: E402
 

@@ -28,8 +28,10 @@ import numpy as np
 
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES
 from companion.vision.image_io import load_work_image
-from companion.vision.models import CALIBRATION_FILE, MAX_DETECTOR_VIEWS, load_models, softmax
+from companion.vision.models import CALIBRATION_FILE, default_models_dir, load_models
 from companion.vision.pipeline import find_faces, read_boxes
+from companion.vision.reader import softmax
+from companion.vision.settings import MAX_VIEWS
 from training.common import read_dataset
 from training.evaluate import box_iou, evaluate_image
 
@@ -72,31 +74,26 @@ class PhotoOutcome:
 
 
 def detection_outcomes(images, models) -> list[PhotoOutcome]:
-    detector = models.detector
-    keep = detector.threshold
-    detector.threshold = float(THRESHOLDS[0])
+    models = replace(models, detector=replace(models.detector, threshold=float(THRESHOLDS[0])))
     out = []
-    try:
-        for im in images:
-            work, dets = find_faces(load_work_image(im.path), models)
-            faces = (read_boxes(work, dets, models).face_probability() if dets else None)
-            faces = np.ones(len(dets)) if faces is None else faces
-            taken: set[int] = set()
-            tp, fp = [], []
-            for d, face in zip(dets, faces):
-                box = work.to_full(d.box)
-                best = max(((box_iou(box, t.box), j) for j, t in enumerate(im.dice) if j not in taken),
-                           default=(0.0, -1))
-                if best[0] >= 0.5:
-                    taken.add(best[1])
-                    if not im.dice[best[1]].ignored:
-                        tp.append((d.score, face))
-                else:
-                    fp.append((d.score, face))
-            tp_a, fp_a = np.array(tp).reshape(-1, 2), np.array(fp).reshape(-1, 2)
-            out.append(PhotoOutcome(sum(not t.ignored for t in im.dice), tp_a[:, 0], tp_a[:, 1], fp_a[:, 0], fp_a[:, 1]))
-    finally:
-        detector.threshold = keep
+    for im in images:
+        work, dets = find_faces(load_work_image(im.path), models)
+        faces = (read_boxes(work, dets, models).face_probability() if dets else None)
+        faces = np.ones(len(dets)) if faces is None else faces
+        taken: set[int] = set()
+        tp, fp = [], []
+        for d, face in zip(dets, faces):
+            box = work.to_full(d.box)
+            best = max(((box_iou(box, t.box), j) for j, t in enumerate(im.dice) if j not in taken),
+                       default=(0.0, -1))
+            if best[0] >= 0.5:
+                taken.add(best[1])
+                if not im.dice[best[1]].ignored:
+                    tp.append((d.score, face))
+            else:
+                fp.append((d.score, face))
+        tp_a, fp_a = np.array(tp).reshape(-1, 2), np.array(fp).reshape(-1, 2)
+        out.append(PhotoOutcome(sum(not t.ignored for t in im.dice), tp_a[:, 0], tp_a[:, 1], fp_a[:, 0], fp_a[:, 1]))
     return out
 
 
@@ -127,17 +124,17 @@ def main(argv=None) -> int:
     ap.add_argument("--data", required=True)
     ap.add_argument("--models", help="models folder (default: the repo's models/)")
     ap.add_argument("--out", help=f"default: MODELS/{CALIBRATION_FILE}")
-    ap.add_argument("--detector-views", type=int, default=MAX_DETECTOR_VIEWS, choices=range(1, MAX_DETECTOR_VIEWS + 1),
+    ap.add_argument("--detector-views", type=int, default=MAX_VIEWS, choices=range(1, MAX_VIEWS + 1),
                     help="mirror images the detector's heatmap is averaged over (default %(default)s)")
     args = ap.parse_args(argv)
     folder = Path(args.models) if args.models else None
     models = load_models(folder)
-    models.detector.views = args.detector_views
+    models = replace(models, detector=replace(models.detector, views=args.detector_views))
     images = read_dataset(args.data)
     face_grid = FACE_THRESHOLDS if models.reader.has_face_head else (0.0,)
     threshold, face_threshold, table = choose_thresholds(detection_outcomes(images, models), face_grid)
-    models.detector.threshold = threshold
-    models.calibration = replace(models.calibration, face_threshold=face_threshold)
+    models = replace(models, detector=replace(models.detector, threshold=threshold),
+                     calibration=replace(models.calibration, face_threshold=face_threshold))
     for (t, ft), row in table.items():
         print(f"threshold {t:.3f} face {ft:.2f}: photos exact {row['photos_exact']:.4f}  "
               f"recall {row['recall']:.4f}  precision {row['precision']:.4f}")
@@ -154,16 +151,10 @@ def main(argv=None) -> int:
             "threshold_table": {f"{t:.3f} {ft:.2f}": r for (t, ft), r in table.items()},
             "fitted_on": args.data,
             "dice": len(found), "value_nll": [round(v0, 5), round(v1, 5)], "color_nll": [round(c0, 5), round(c1, 5)]}
-    out = Path(args.out) if args.out else (folder or Path(models_dir_default())) / CALIBRATION_FILE
+    out = Path(args.out) if args.out else (folder or default_models_dir()) / CALIBRATION_FILE
     out.write_text(json.dumps(data, indent=1) + "\n")
     print(json.dumps(data))
     return 0
-
-
-def models_dir_default() -> Path:
-    from companion.vision.models import models_dir
-
-    return models_dir()
 
 
 if __name__ == "__main__":

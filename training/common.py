@@ -44,6 +44,7 @@ class LabelledDie:
     polygon: np.ndarray | None
     truncated: bool
     visible: float = 1.0
+    cube: np.ndarray | None = None  # the whole cube's outline (top and side faces), when labelled
 
     @property
     def ignored(self) -> bool:
@@ -66,7 +67,8 @@ def _die(d: dict) -> LabelledDie:
         float(v) for v in (*poly.min(axis=0), *poly.max(axis=0)))
     truncated = bool(d.get("truncated", False))
     visible = float(d.get("visible", 0.0 if truncated else 1.0))
-    return LabelledDie(value, Color.parse(d["color"]), d.get("die"), box, poly, truncated, visible)
+    cube = np.asarray(d["cube"], dtype=np.float64) if d.get("cube") else None
+    return LabelledDie(value, Color.parse(d["color"]), d.get("die"), box, poly, truncated, visible, cube)
 
 
 def read_dataset(folder: str | Path, limit: int = 0) -> list[LabelledImage]:

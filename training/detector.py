@@ -161,7 +161,7 @@ def pairwise_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def validate(torch, model, cache: Cache, limit: int = 120) -> dict:
     """Recall and precision at IoU 0.5 on whole (unaugmented) validation inputs."""
-    from companion.vision.models import peaks_to_detections
+    from companion.vision.detector import peaks_to_detections
 
     model.eval()
     tp = fn = fp = 0

@@ -1,8 +1,19 @@
-"""Evaluate the whole reading pipeline (the ONNX models as shipped) on a labelled dataset.
+"""Evaluate the whole reading pipeline (the ONNX models as shipped) on labelled datasets.
 
-    .venv/bin/python -m training.evaluate --data data/val [--models models] [--json out.json]
+    .venv/bin/python -m training.evaluate --data data/val [data/far ...] [--models models] [--json out.json]
 
-Prints, overall and by condition (the `conditions` of labels.jsonl): detection recall and
+Prints, for every set, two tables, overall and by condition (the `conditions` of labels.jsonl).
+
+What the player gets: the photos with a silent error (a wrong, missed or extra die that is
+not flagged: a misread or extra die is flagged when it is marked uncertain, a missed die when
+the photo gives fewer than 10 sure dice, as the page then asks for the rest), the share of
+wrong dice (misread, missed or extra) that are flagged, colour swaps (red/orange, green/blue)
+as a share of the dice found, dice read twice (a second box on a cube whose top face is read),
+and the phase outcome: for each (photo, phase 1..10) pair, whether made-or-missed and the score
+of the dice read equal those of the true dice ("agree"), and the pairs that disagree in a photo
+with no flag at all ("silent").
+
+The models' figures: detection recall and
 precision (IoU >= 0.5), value, colour and full-face accuracy of the detected dice, the share
 of all dice read right (a missed die counts as wrong), the rate of photos with every die right
 (and nothing extra), the rate of photos where nothing is wrong without a flag (every die
@@ -23,10 +34,14 @@ from pathlib import Path
 
 import numpy as np
 
-from companion.dice import Face
+from companion.dice import Color, Face
+from companion.rules import best_score
+from companion.rules.phases import PHASES
+from companion.vision.decoder import MAX_DICE
 from companion.vision.image_io import load_work_image
 from companion.vision.models import load_models
-from companion.vision.pipeline import analyse
+from companion.vision.pipeline import DEFAULT_SETTINGS, analyse
+from companion.vision.settings import ReadSettings
 from training.common import LabelledImage, read_dataset
 from training.misreads import misread_sheet
 
@@ -52,12 +67,55 @@ class Match:
         return self.pred == self.truth
 
 
+SWAPS = ({Color.RED, Color.ORANGE}, {Color.GREEN, Color.BLUE})  # the ink pairs that look alike
+
+
+def colour_swapped(m: Match) -> bool:
+    return m.pred is not None and m.pred.color != m.truth.color and {m.pred.color, m.truth.color} in SWAPS
+
+
 @dataclass
 class ImageResult:
     image: LabelledImage
     matches: list[Match] = field(default_factory=list)
     false_positives: int = 0
     ms: float = 0.0
+    extras_flagged: int = 0  # false positives marked uncertain
+    read_twice: int = 0  # false positives on a cube whose top face is read too
+    sure_dice: int = 0  # dice read without a flag
+    extra_faces: tuple[Face, ...] = ()  # what the false positives were read as
+
+    @property
+    def missing_flagged(self) -> bool:
+        """Fewer than 10 sure dice: the page asks for the dice it did not read."""
+        return self.sure_dice < MAX_DICE
+
+    @property
+    def flagged(self) -> bool:
+        """Anything in the photo flagged: a die marked uncertain or fewer than 10 sure dice."""
+        return self.missing_flagged or self.extras_flagged > 0 or any(m.uncertain for m in self.matches)
+
+    def wrong(self) -> tuple[int, int]:
+        """(wrong dice: misread, missed or extra; of them flagged)."""
+        misread = [m for m in self.matches if m.pred is not None and not m.right]
+        missed = sum(m.pred is None for m in self.matches)
+        flagged = sum(m.uncertain for m in misread) + (missed if self.missing_flagged else 0) + self.extras_flagged
+        return len(misread) + missed + self.false_positives, flagged
+
+    @property
+    def silent_error(self) -> bool:
+        wrong, flagged = self.wrong()
+        return flagged < wrong
+
+    def read_faces(self) -> list[Face]:
+        """The dice the scorepad gets (a reading of a face mostly out of the frame left out)."""
+        return ([m.pred for m in self.matches if m.pred is not None] + list(self.extra_faces))[:MAX_DICE]
+
+    def phase_outcomes(self) -> list[bool]:
+        """Per phase 1..10: do the dice read make it (or miss it) with the true dice's score?"""
+        truth = [m.truth for m in self.matches][:MAX_DICE]
+        read = self.read_faces()
+        return [_best(p, read) == _best(p, truth) for p in range(1, len(PHASES) + 1)]
 
     @property
     def all_right(self) -> bool:
@@ -71,6 +129,27 @@ class ImageResult:
             m.pred is not None and (m.right or m.uncertain) for m in self.matches)
 
 
+def _best(phase: int, faces: list[Face]) -> int | None:
+    return best_score(phase, faces) if faces else None
+
+
+def _inside(point: tuple[float, float], polygon: np.ndarray) -> bool:
+    import cv2
+
+    return cv2.pointPolygonTest(polygon.astype(np.float32), (float(point[0]), float(point[1])), False) >= 0
+
+
+def _cube_outline(die) -> np.ndarray | None:
+    """The labelled cube outline, or for older labels the top face grown 1.8 times about its
+    centre (at 40 degrees of tilt a side face reaches about that far)."""
+    if die.cube is not None:
+        return die.cube
+    if die.polygon is None:
+        return None
+    centre = die.polygon.mean(axis=0)
+    return centre + 1.8 * (die.polygon - centre)
+
+
 def box_iou(a, b) -> float:
     x0, y0 = max(a[0], b[0]), max(a[1], b[1])
     x1, y1 = min(a[2], b[2]), min(a[3], b[3])
@@ -79,22 +158,24 @@ def box_iou(a, b) -> float:
     return inter / union if union > 0 else 0.0
 
 
-def evaluate_image(image: LabelledImage, models) -> ImageResult:
+def evaluate_image(image: LabelledImage, models, settings: ReadSettings = DEFAULT_SETTINGS) -> ImageResult:
     t0 = time.perf_counter()
     work = load_work_image(image.path)
-    result = analyse(work, models)
+    result = analyse(work, models, settings)
     ms = (time.perf_counter() - t0) * 1000
     out = ImageResult(image, ms=ms)
     truths = list(image.dice)
     taken: set[int] = set()
     matches: dict[int, Match] = {}
     order = sorted(range(len(result.dice)), key=lambda i: -result.detections[i].score)
+    out.sure_dice = sum(not d.uncertain for d in result.dice)
+    extras = []
     for i in order:
         reading = result.dice[i]
         ious = [(box_iou(reading.box, t.box), j) for j, t in enumerate(truths) if j not in taken]
         best = max(ious, default=(0.0, -1))
         if best[0] < IOU_MIN:
-            out.false_positives += 1
+            extras.append(reading)
             continue
         j = best[1]
         taken.add(j)
@@ -106,6 +187,13 @@ def evaluate_image(image: LabelledImage, models) -> ImageResult:
     for j, t in enumerate(truths):
         if not t.ignored:
             out.matches.append(matches.get(j) or Match(Face(t.value, t.color), t.die, truth_box=t.box))
+    out.false_positives = len(extras)
+    out.extras_flagged = sum(r.uncertain for r in extras)
+    out.extra_faces = tuple(r.face for r in extras)
+    outlines = [(_cube_outline(t), j in taken) for j, t in enumerate(truths)]
+    centre = lambda b: ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)  # noqa: E731
+    out.read_twice = sum(any(read and poly is not None and _inside(centre(r.box), poly) for poly, read in outlines)
+                         for r in extras)
     return out
 
 
@@ -129,6 +217,23 @@ def summarise(results: list[ImageResult]) -> dict:
         "die_id_acc": sum(m.pred_die == m.truth_die for m in named) / max(1, len(named)),
         "flagged": sum(m.uncertain for m in found) / max(1, len(found)),
         "acc_unflagged": sum(m.right for m in found if not m.uncertain) / max(1, sum(not m.uncertain for m in found)),
+        **player_figures(results),
+    }
+
+
+def player_figures(results: list[ImageResult]) -> dict:
+    """What the player gets (see the module docstring)."""
+    found = [m for r in results for m in r.matches if m.pred is not None]
+    wrong = [r.wrong() for r in results]
+    outcomes = [(ok, r.flagged) for r in results for ok in r.phase_outcomes()]
+    return {
+        "photos_silent_error": sum(r.silent_error for r in results) / max(1, len(results)),
+        "wrong_dice": sum(w for w, _ in wrong),
+        "wrong_flagged": sum(f for _, f in wrong) / max(1, sum(w for w, _ in wrong)),
+        "colour_swaps": sum(colour_swapped(m) for m in found) / max(1, len(found)),
+        "read_twice": sum(r.read_twice for r in results),
+        "phase_agree": sum(ok for ok, _ in outcomes) / max(1, len(outcomes)),
+        "phase_silent_disagree": sum(not ok and not flagged for ok, flagged in outcomes) / max(1, len(outcomes)),
     }
 
 
@@ -212,22 +317,35 @@ def _fmt(summary: dict) -> str:
             f"right {summary['dice_right']:.4f}  photos {summary['photos_all_right']:.4f}")
 
 
+def _fmt_player(s: dict) -> str:
+    return (f"{s['photos']:6d} {s['dice']:6d}  silent {s['photos_silent_error']:.2%}  "
+            f"wrong flagged {s['wrong_flagged']:.1%} of {s['wrong_dice']}  swaps {s['colour_swaps']:.2%}  "
+            f"twice {s['read_twice']}  phases agree {s['phase_agree']:.2%}  silent {s['phase_silent_disagree']:.2%}")
+
+
 def report(results: list[ImageResult], out=print) -> dict:
     overall = summarise(results)
-    out(f"{'':<24}photos   dice")
-    out(f"  {'all':<22}{_fmt(overall)}")
-    out(f"  die id named for {overall['die_named']:.1%} of found dice, right {overall['die_id_acc']:.4f}; "
-        f"flagged uncertain {overall['flagged']:.1%}, accuracy of the unflagged {overall['acc_unflagged']:.4f}")
-    out(f"  photos with nothing wrong unflagged (all found, no extra, every misread flagged): "
-        f"{overall['photos_nothing_silently_wrong']:.4f}")
     by_condition = {}
-    for key, levels in condition_groups(results).items():
+    groups = condition_groups(results)
+    out(f"what the player gets{'':<4}photos   dice")
+    out(f"  {'all':<22}{_fmt_player(overall)}")
+    for key, levels in groups.items():
         out(f"by {key}")
         by_condition[key] = {}
         for level, rs in levels.items():
             s = summarise(rs)
             by_condition[key][level] = s
-            out(f"  {level[:22]:<22}{_fmt(s)}")
+            out(f"  {level[:22]:<22}{_fmt_player(s)}")
+    out(f"the models{'':<14}photos   dice")
+    out(f"  {'all':<22}{_fmt(overall)}")
+    out(f"  die id named for {overall['die_named']:.1%} of found dice, right {overall['die_id_acc']:.4f}; "
+        f"flagged uncertain {overall['flagged']:.1%}, accuracy of the unflagged {overall['acc_unflagged']:.4f}")
+    out(f"  photos with nothing wrong unflagged (all found, no extra, every misread flagged): "
+        f"{overall['photos_nothing_silently_wrong']:.4f}")
+    for key, levels in groups.items():
+        out(f"by {key}")
+        for level in levels:
+            out(f"  {level[:22]:<22}{_fmt(by_condition[key][level])}")
     rel = reliability(results)
     ece = expected_calibration_error(results)
     out(f"reliability (confidence of the decoded face vs accuracy), ECE {ece:.4f}")
@@ -246,23 +364,25 @@ def report(results: list[ImageResult], out=print) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", required=True, help="a dataset folder (labels.jsonl + images)")
-    ap.add_argument("--models", help="models folder (default: the repo's models/)")
+    ap.add_argument("--data", required=True, nargs="+", help="dataset folders (labels.jsonl + images)")
+    ap.add_argument("--models", help="models folder (default: COMPANION_MODELS, else the repo's models/)")
     ap.add_argument("--limit", type=int, default=0, help="only the first N photos")
     ap.add_argument("--json", help="also write the figures to this JSON file")
     ap.add_argument("--misreads", help="also draw the first misread faces, truth > reading, into this image")
     args = ap.parse_args(argv)
-    models = load_models(Path(args.models) if args.models else None)
-    images = read_dataset(args.data)
-    if args.limit:
-        images = images[: args.limit]
-    results = [evaluate_image(im, models) for im in images]
-    print(f"dataset {args.data}: {len(images)} photos")
-    figures = report(results)
+    settings = ReadSettings.from_env()  # COMPANION_* switches, as the CLI reads them
+    models = load_models(Path(args.models) if args.models else settings.models_dir, settings.providers)
+    figures, everything = {}, []
+    for data in args.data:
+        images = read_dataset(data, args.limit)
+        results = [evaluate_image(im, models, settings) for im in images]
+        print(f"dataset {data}: {len(images)} photos")
+        figures[data] = report(results)
+        everything += results
     if args.json:
-        Path(args.json).write_text(json.dumps(figures, indent=1))
+        Path(args.json).write_text(json.dumps(figures[args.data[0]] if len(args.data) == 1 else figures, indent=1))
     if args.misreads:
-        misread_sheet(results, Path(args.misreads))
+        misread_sheet(everything, Path(args.misreads))
     return 0
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from companion.vision.crops import box_crop
 from companion.vision.image_io import load_work_image
-from companion.vision.models import DetectorModel
+from companion.vision.detector import DetectorModel
 from training.common import READER_WIDTHS, build_detector, build_reader, read_dataset
 
 _CONV_NODE = re.compile(r"^/(?:.+/)?(?P<module>[^/]+)/Conv$")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -78,7 +79,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     models = load_models(Path(args.models) if args.models else None)
-    models.detector.threshold = MINE_THRESHOLD
+    models = replace(models, detector=replace(models.detector, threshold=MINE_THRESHOLD))
     rng = np.random.default_rng(args.seed)
     out_dir = negatives_dir(args.data, args.limit)
     out_dir.mkdir(parents=True, exist_ok=True)

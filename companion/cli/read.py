@@ -60,14 +60,19 @@ def _human(image: str, reading) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from companion.vision import ImageError, read_image
+    from companion.vision import ImageError, ReadSettings, read_image
     from companion.vision.models import ModelsMissing
 
+    try:
+        settings = ReadSettings.from_env()
+    except ValueError as exc:
+        print(f"companion read: {exc}", file=sys.stderr)
+        return EXIT_NO_MODELS
     status = 0
     several = len(args.images) > 1
     for image in args.images:
         try:
-            reading = read_image(image)
+            reading = read_image(image, settings=settings)
         except ImageError as exc:
             print(f"companion read: {exc}", file=sys.stderr)
             status = EXIT_BAD_IMAGE

@@ -5,17 +5,22 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from companion.dice import DiceSet, standard_set
 from companion.vision.crops import box_crop
-from companion.vision.decoder import MAX_DICE, DecodeSettings, decode
+from companion.vision.decoder import MAX_DICE, decode
+from companion.vision.detector import Detection, DetectorModel
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
-from companion.vision.models import Detection, DetectorModel, Models, ReaderLogits, load_models, softmax
+from companion.vision.models import Models, load_models
+from companion.vision.profile import Profile
+from companion.vision.reader import ReaderLogits, softmax
 from companion.vision.reading import DieReading, Reading
 from companion.vision.regions import Box, faint_regions, input_windows
+from companion.vision.settings import ReadSettings
+
+DEFAULT_SETTINGS = ReadSettings()
 
 # A reading is also flagged when the detector, or the reader's face head, is unsure the box
 # is a die's top face.
@@ -30,8 +35,6 @@ EXTRA_CANDIDATES = 4
 SMALL_FACE_PX = 36.0
 USUAL_FACE_PX = 56.0
 MAX_ZOOM = MAX_DETAIL
-ZOOM_SMALL_FACES = os.environ.get("COMPANION_ZOOM", "1") != "0"  # "0": off, for comparisons
-ZOOMED_VIEWS = int(os.environ.get("COMPANION_ZOOMED_VIEWS", "0"))  # 0: the detector's own number
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,9 @@ def _nothing() -> Analysis:
     return Analysis([], np.zeros((0, 11)), np.zeros((0, 4)), [])
 
 
-def find_faces(work: WorkImage, models: Models) -> tuple[WorkImage, list[Detection]]:
+def find_faces(
+    work: WorkImage, models: Models, settings: ReadSettings = DEFAULT_SETTINGS
+) -> tuple[WorkImage, list[Detection]]:
     """The detected top faces, surest first, and the image they were found in (box pixels).
 
     A phone photo taken from sitting height shows a die's face at 60-140 of its 4000 pixels:
@@ -64,22 +69,25 @@ def find_faces(work: WorkImage, models: Models) -> tuple[WorkImage, list[Detecti
     detector = models.detector
     upright = detector.heatmap(work.rgb)  # one view tells the faces' size; the others may not be needed
     first = detector.detections(upright)
-    zoom = _zoom(first)
+    zoom = _zoom(first) if settings.zoom_small_faces else 1.0
     if zoom > 1.0:
         sharper = load_detail(work, round(work.long_side * zoom))
         if sharper is not work:
-            regions = faint_regions(upright, detector.stride, _typical_face(first))
-            return sharper, _surest(_search_regions(detector, sharper, work, regions))
-    return work, _surest(detector.detections(detector.all_views(upright)))
+            regions = faint_regions(upright, detector.stride, _typical_face(first), settings.faint_heat)
+            views = settings.zoomed_views or settings.detector_views
+            return sharper, _surest(_search_regions(detector, sharper, work, regions, views))
+    return work, _surest(detector.detections(detector.all_views(upright, settings.detector_views)))
 
 
-def _search_regions(detector: DetectorModel, sharper: WorkImage, work: WorkImage, regions: list[Box]) -> list[Detection]:
+def _search_regions(
+    detector: DetectorModel, sharper: WorkImage, work: WorkImage, regions: list[Box], views: int | None
+) -> list[Detection]:
     """Detect in the regions (working-image pixels) of the sharper copy, whose pixels go in at
     the working image's input scale: its faces, larger by the zoom, are then as large in the
     input as the models are used to. Boxes in the sharper copy's pixels."""
     long_side = round(detector.input_long_side * sharper.long_side / work.long_side)
     windows = input_windows(regions, long_side / work.long_side)  # input pixels per working pixel
-    return detector.detect_in_windows(sharper.rgb, windows, long_side, ZOOMED_VIEWS or None)
+    return detector.detect_in_windows(sharper.rgb, windows, long_side, views)
 
 
 def _surest(detections: list[Detection]) -> list[Detection]:
@@ -88,8 +96,6 @@ def _surest(detections: list[Detection]) -> list[Detection]:
 
 def _zoom(detections: list[Detection]) -> float:
     """How much sharper the image should be for faces of the size the models know (1: as it is)."""
-    if not ZOOM_SMALL_FACES:
-        return 1.0
     typical = _typical_face(detections)
     if typical is None:
         return MAX_ZOOM
@@ -103,20 +109,23 @@ def _typical_face(detections: list[Detection]) -> float | None:
     return float(np.median([max(d.box[2] - d.box[0], d.box[3] - d.box[1]) for d in detections]))
 
 
-def read_boxes(work: WorkImage, detections: list[Detection], models: Models) -> ReaderLogits:
+def read_boxes(
+    work: WorkImage, detections: list[Detection], models: Models, settings: ReadSettings = DEFAULT_SETTINGS
+) -> ReaderLogits:
     """The reader's logits for each detected box's crop."""
     crops = np.stack([box_crop(work.rgb, d.box, models.reader.size) for d in detections])
-    return models.reader.logits(crops)
+    return models.reader.logits(crops, settings.reader_turns, settings.reader_sure)
 
 
 def analyse(
-    work: WorkImage, models: Models, dice_set: DiceSet | None = None, settings: DecodeSettings = DecodeSettings()
+    work: WorkImage, models: Models, settings: ReadSettings = DEFAULT_SETTINGS, dice_set: DiceSet | None = None,
+    profile: Profile | None = None,
 ) -> Analysis:
-    work, detections = find_faces(work, models)
+    work, detections = find_faces(work, models, settings)
     detections = detections[:MAX_DICE + EXTRA_CANDIDATES]
     if not detections:
         return _nothing()
-    read = read_boxes(work, detections, models)
+    read = read_boxes(work, detections, models, settings)
     cal = models.calibration
     faces = read.face_probability()
     keep = [i for i in range(len(detections)) if faces is None or faces[i] >= cal.face_threshold]
@@ -127,21 +136,23 @@ def analyse(
     face_probs = np.ones(len(keep)) if faces is None else faces[keep]
     if not detections:
         return _nothing()
-    decoded = decode(
-        softmax(value_logits, cal.value_temperature),
-        softmax(color_logits, cal.color_temperature),
-        dice_set or standard_set(),
-        settings,
-    )
+    value_probs = softmax(value_logits, cal.value_temperature)
+    color_probs = softmax(color_logits, cal.color_temperature)
+    if profile is not None:  # what this table's confirmed dice taught, before the set's constraint
+        profile.check_reader(models.reader.fingerprint)
+        embedding = None if read.embedding is None else read.embedding[keep]
+        value_probs, color_probs = profile.adjust(embedding, value_probs, color_probs)
+    decoded = decode(value_probs, color_probs, dice_set or standard_set(), settings.decoding)
     dice = [_reading(work, detections[d.index], d, float(face_probs[d.index])) for d in decoded]
     return Analysis(detections, value_logits, color_logits, dice)
 
 
 def read_work_image(
-    work: WorkImage, models: Models, dice_set: DiceSet | None = None, settings: DecodeSettings = DecodeSettings()
+    work: WorkImage, models: Models, settings: ReadSettings = DEFAULT_SETTINGS, dice_set: DiceSet | None = None,
+    profile: Profile | None = None,
 ) -> list[DieReading]:
     """Read the dice of an already loaded photo (boxes in full-size upright pixels)."""
-    readings = analyse(work, models, dice_set, settings).dice
+    readings = analyse(work, models, settings, dice_set, profile).dice
     # reading order: top to bottom, then left to right, by rows of about one die's height
     return sorted(readings, key=lambda r: (round(r.box[1] / max(r.box[3] - r.box[1], 1)), r.box[0]))
 
@@ -158,15 +169,22 @@ def _reading(work: WorkImage, det: Detection, d, face_prob: float) -> DieReading
     )
 
 
-def read_image(source: bytes | str | os.PathLike, models_folder: Path | None = None) -> Reading:
+def read_image(
+    source: bytes | str | os.PathLike, models: Models | None = None, settings: ReadSettings = DEFAULT_SETTINGS,
+    profile: Profile | None = None,
+) -> Reading:
     """Read every die in a photo (JPEG, PNG or WebP; bytes or a path).
 
-    Raises ImageError for data that is not an image, is broken, or is too large to decode
-    safely; a photo without dice gives a Reading with an empty list.
+    `models` None loads (once per process) those of settings.models_dir. `profile`: what
+    this table's confirmed photos taught about its dice (companion/vision/profile.py; None:
+    the base reader alone). Raises ImageError for data that is not an image, is broken, or
+    is too large to decode safely, ModelsMissing when the model files are not there, and
+    ProfileError for a profile learnt with another reader; a photo without dice gives a
+    Reading with an empty list.
     """
     start = time.perf_counter()
     work = load_work_image(source)  # bad input fails before the models are even loaded
-    models = load_models(models_folder)
-    dice = read_work_image(work, models)
+    models = models or load_models(settings.models_dir, settings.providers)
+    dice = read_work_image(work, models, settings, profile=profile)
     ms = (time.perf_counter() - start) * 1000
     return Reading(work.full_width, work.full_height, dice, ms)

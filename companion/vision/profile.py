@@ -129,6 +129,12 @@ class Profile:
         photo_idx = self.photo[keep] - (self.photo[keep] > gone)
         return _build(self.reader, self._rows().take(keep), photo_idx, names)
 
+    def check_reader(self, fingerprint: str) -> None:
+        """ProfileError unless this profile was learnt with the reader of that fingerprint."""
+        if fingerprint and self.reader != fingerprint:
+            raise ProfileError(f"the profile was learnt with another reader ({self.reader}, this one is "
+                               f"{fingerprint}): learn it again from the labelled photos")
+
     def _rows(self) -> "_Rows":
         return _Rows(self.embeddings, self.values, self.colors, self.base_value, self.base_color)
 

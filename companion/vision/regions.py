@@ -10,15 +10,11 @@ on those photos it reads every die as the whole search does.
 
 from __future__ import annotations
 
-import os
-
 import cv2
 import numpy as np
 
-from companion.vision.models import Heatmap
+from companion.vision.detector import Heatmap
 
-# A heatmap cell this warm (of 1) may hold a die; 0 searches the whole photo, for comparisons.
-FAINT_HEAT = float(os.environ.get("COMPANION_FAINT_HEAT", "0.05"))
 # The ground searched reaches this many faces beyond each faint cell.
 REGION_MARGIN = 2.0
 # Regions that add up to more than this share of the photo are not worth the seams: the
@@ -33,13 +29,17 @@ def whole_photo(upright: Heatmap) -> list[Box]:
     return [(0, 0, w, h)]
 
 
-def faint_regions(upright: Heatmap, stride: int, face_px: float | None) -> list[Box]:
+def faint_regions(upright: Heatmap, stride: int, face_px: float | None, faint_heat: float) -> list[Box]:
     """The ground around every faint response of the first search (working-image pixels), in
     boxes that neither overlap nor touch, so that no die is seen twice; the whole photo when
     that is nearly all of it, or when the first search found no face (face_px None: its
-    heatmap is then no guide to where the dice are)."""
-    warm = upright.total / upright.views >= FAINT_HEAT
-    if FAINT_HEAT <= 0 or face_px is None or not warm.any():
+    heatmap is then no guide to where the dice are).
+
+    A heatmap cell `faint_heat` warm (of 1) may hold a die (ReadSettings.faint_heat); 0
+    searches the whole photo, for comparisons.
+    """
+    warm = upright.total / upright.views >= faint_heat
+    if faint_heat <= 0 or face_px is None or not warm.any():
         return whole_photo(upright)
     cell = stride / upright.scale
     reach = max(1, int(np.ceil(REGION_MARGIN * face_px / cell)))

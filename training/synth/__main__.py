@@ -1,15 +1,22 @@
-"""python -m training.synth --out data/train --count 40000 --seed 1 [--split train] [--workers 2]"""
+"""python -m training.synth --out data/train --count 40000 --seed 1 [--split train] [--workers 2]
+
+Stress sets (the scene conditions the models are weakest in):
+    --light warm | cold     2200-3000 K lamp or 7500-10000 K shade, weak auto white balance
+    --dark-bodies           black, navy or charcoal dice
+    --tilt 27 40            the camera this many degrees off vertical
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from training.synth.dataset import SPLIT_CODES, write_dataset
 from training.synth.samples import PHONE
-from training.synth.scene import FAR_BLUR_SCALE, FAR_FACE_PX, SceneOptions
+from training.synth.scene import FAR_BLUR_SCALE, FAR_FACE_PX, LIGHT_KELVIN, SceneOptions
 
 DEFAULT_SEEDS = {"train": 1, "val": 1001, "calib": 2001}
 
@@ -31,6 +38,11 @@ def main(argv: list[str] | None = None) -> int:
                              f"{FAR_FACE_PX[0]:.0f}-{FAR_FACE_PX[1]:.0f} px, a quarter of that in the 960-px working image")
     parser.add_argument("--phone-face-px", type=float, nargs=2, metavar=("LO", "HI"),
                         help="12 MP phone photos like --phone-far, with dice faces of LO-HI px instead")
+    parser.add_argument("--light", choices=sorted(LIGHT_KELVIN),
+                        help="warm: a 2200-3000 K lamp, cold: 7500-10000 K shade; both with a weak auto white balance")
+    parser.add_argument("--dark-bodies", action="store_true", help="every photo's dice have a dark body")
+    parser.add_argument("--tilt", type=float, nargs=2, metavar=("LO", "HI"),
+                        help="camera tilt off vertical drawn from LO-HI degrees (default 0-40)")
     args = parser.parse_args(argv)
     if args.count < 0:
         parser.error("--count must be >= 0")
@@ -39,7 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     face_px = tuple(args.phone_face_px) if args.phone_face_px else FAR_FACE_PX if args.phone_far else None
     if face_px and not 0 < face_px[0] <= face_px[1]:
         parser.error("--phone-face-px wants 0 < LO <= HI")
+    if args.tilt and not 0 <= args.tilt[0] <= args.tilt[1] < 80:
+        parser.error("--tilt wants 0 <= LO <= HI < 80")
     opts = SceneOptions(size=PHONE, face_px_range=face_px, blur_scale=FAR_BLUR_SCALE) if face_px else SceneOptions()
+    opts = replace(opts, light=args.light, dark_body=args.dark_bodies, tilt_range=tuple(args.tilt) if args.tilt else None)
     made = write_dataset(args.out, args.count, seed, args.split, max(1, args.workers), opts=opts)
     elapsed = time.time() - start
     rate = made / elapsed if elapsed > 0 else 0.0

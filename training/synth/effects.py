@@ -10,8 +10,10 @@ import numpy as np
 
 
 def kelvin_rgb(kelvin: float) -> np.ndarray:
-    """Approximate colour of a light source, normalised to mean 1."""
-    table = {2500: (1.0, 0.62, 0.32), 3000: (1.0, 0.71, 0.42), 4000: (1.0, 0.82, 0.64), 5000: (1.0, 0.91, 0.82), 6500: (1.0, 1.0, 1.0), 8000: (0.86, 0.91, 1.0)}
+    """Approximate colour of a light source, normalised to mean 1 (2000 K candle-warm to 10000 K
+    blue sky; the two ends are drawn only by the warm and cold light options)."""
+    table = {2000: (1.0, 0.54, 0.12), 2500: (1.0, 0.62, 0.32), 3000: (1.0, 0.71, 0.42), 4000: (1.0, 0.82, 0.64),
+             5000: (1.0, 0.91, 0.82), 6500: (1.0, 1.0, 1.0), 8000: (0.86, 0.91, 1.0), 10000: (0.79, 0.86, 1.0)}
     keys = sorted(table)
     k = float(np.clip(kelvin, keys[0], keys[-1]))
     hi = next(x for x in keys if x >= k)
@@ -51,9 +53,15 @@ class CameraEffects:
         }
 
 
-def sample_effects(rng: np.random.Generator, light_rgb: np.ndarray) -> CameraEffects:
+# How much of the light's colour the phone's auto white balance takes out (1: all of it).
+USUAL_CORRECTION = (0.5, 1.0)
+WEAK_CORRECTION = (0.0, 0.35)  # a phone that keeps a lamp's warmth, or fails under it
+
+
+def sample_effects(rng: np.random.Generator, light_rgb: np.ndarray,
+                   correction_range: tuple[float, float] = USUAL_CORRECTION) -> CameraEffects:
     # The phone corrects most of the light's colour; what it leaves is the cast we see.
-    correction = rng.uniform(0.5, 1.0)
+    correction = rng.uniform(*correction_range)
     wb = (1.0 / light_rgb) ** correction * np.exp(rng.normal(0, 0.04, 3))
     blur_kind = str(rng.choice(["none", "defocus", "motion"], p=[0.45, 0.4, 0.15]))
     return CameraEffects(

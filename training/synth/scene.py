@@ -13,7 +13,8 @@ from training.synth.appearance import BODIES_TRAIN, BODIES_VAL, Appearance, samp
 from training.synth.camera import Camera, look_down_camera
 from training.synth.clutter import Item, draw_hand, draw_item, item_texture, random_item
 from training.synth.dice_render import UP, CubeLook, Light, PlacedDie, draw_die, phase10_look, pip_mask, random_placed_die, repaint_tops
-from training.synth.effects import CameraEffects, apply_effects, kelvin_rgb, neutral_effects, sample_effects
+from training.synth.effects import (USUAL_CORRECTION, WEAK_CORRECTION, CameraEffects, apply_effects, kelvin_rgb,
+                                    neutral_effects, sample_effects)
 from training.synth.fonts import fonts_for_split
 from training.synth.textures import render_table, table_kinds
 
@@ -26,6 +27,8 @@ MIN_FACE_PX, MAX_FACE_PX = 25.0, 200.0
 FAR_FACE_PX = (60.0, 140.0)
 FAR_BLUR_SCALE = 1.5
 GENERATOR_VERSION = 6  # recorded in every label: datasets may mix images of several versions
+# Stress lights (SceneOptions.light): colour temperature range in kelvin
+LIGHT_KELVIN = {"warm": (2200.0, 3000.0), "cold": (7500.0, 10000.0)}
 TABLE_STEP = 2  # table texture resolution: one sample per 2x2 pixels (4x faster, camera blur hides it)
 
 
@@ -62,6 +65,11 @@ class SceneOptions:
     blur_scale: float | None = None  # camera blur x this (default: in proportion to the photo's size)
     clean: bool = False  # white light, no glare, no camera effects: for checking the drawing itself
     noise_max: float | None = None  # cap on sensor noise (phone-size samples compress better)
+    # Stress conditions (None: as drawn). "warm": a 2200-3000 K lamp and a weak auto white
+    # balance; "cold": 7500-10000 K shade or sky light, also weakly corrected.
+    light: str | None = None
+    tilt_range: tuple[float, float] | None = None  # degrees off vertical, drawn uniformly
+    dark_body: bool = False  # one of the split's dark bodies (black, navy, charcoal)
 
 
 # ---- choosing the scene ---------------------------------------------------------------------
@@ -84,7 +92,7 @@ def _camera(rng: np.random.Generator, size: tuple[int, int], n: int, opts: Scene
     face = opts.face_px or math.exp(rng.uniform(math.log(face_min), math.log(face_max)))
     hfov = rng.uniform(50.0, 75.0)
     focal = (max(w, h) / 2) / math.tan(math.radians(hfov) / 2)
-    tilt = opts.tilt_deg if opts.tilt_deg is not None else rng.uniform(0.0, 40.0)
+    tilt = opts.tilt_deg if opts.tilt_deg is not None else rng.uniform(*(opts.tilt_range or (0.0, 40.0)))
     return look_down_camera(w, h, hfov, focal / face, tilt, rng.uniform(0.0, 360.0))
 
 
@@ -257,7 +265,13 @@ def _label(cam: Camera, die: PlacedDie) -> dict | None:
         "box": [round(float(v), 2) for v in (x0, y0, x1, y1)],
         "truncated": truncated,
         "visible": round(min(1.0, visible), 3),
+        # the whole cube's outline (top and side faces), for telling a side face read as a die
+        "cube": [[round(float(x), 1), round(float(y), 1)] for x, y in _outline(cam, die)],
     }
+
+
+def _outline(cam: Camera, die: PlacedDie) -> np.ndarray:
+    return cv2.convexHull(cam.project(die.vertices()).astype(np.float32)).reshape(-1, 2)
 
 
 def render_scene(rng: np.random.Generator, split: str, opts: SceneOptions = SceneOptions()) -> Photo:
@@ -267,19 +281,24 @@ def render_scene(rng: np.random.Generator, split: str, opts: SceneOptions = Scen
     app = sample_appearance(rng, split)
     if opts.body is not None:
         app = _with_body(app, opts.body)
+    elif opts.dark_body:
+        app = _with_body(app, _dark_body(rng, split))
     cam = _camera(rng, size, max(n, 1), opts)
     out_of_frame = opts.out_of_frame if opts.out_of_frame is not None else bool(rng.random() < 0.3)
     dice = place_dice(rng, cam, n, out_of_frame)
     light = _light(rng)
     if opts.clean:
         light = replace(light, kelvin=6500.0)
+    elif opts.light in LIGHT_KELVIN:
+        light = replace(light, kelvin=float(rng.uniform(*LIGHT_KELVIN[opts.light])))
     kind = opts.table or str(rng.choice(table_kinds(split)))
     canvas, pips, items = _table_scene(rng, split, cam, kind, dice, light, opts)
     _draw_dice(rng, canvas, cam, app, dice, pips, light, opts)
     extras = _overlays(rng, canvas, cam, dice, light, opts)
     light_rgb = kelvin_rgb(light.kelvin)
     canvas *= light_rgb.astype(np.float32)
-    fx = neutral_effects() if opts.clean else sample_effects(rng, light_rgb)
+    correction = WEAK_CORRECTION if opts.light in LIGHT_KELVIN else USUAL_CORRECTION
+    fx = neutral_effects() if opts.clean else sample_effects(rng, light_rgb, correction)
     if opts.noise_max is not None:
         fx = replace(fx, noise=min(fx.noise, opts.noise_max))
     depth = _focus_map(rng, cam, dice) if fx.blur_kind == "defocus" and cam.tilt_deg > 12 and rng.random() < 0.5 else None
@@ -287,6 +306,8 @@ def render_scene(rng: np.random.Generator, split: str, opts: SceneOptions = Scen
     labels = [lab for lab in (_label(cam, d) for d in dice) if lab is not None]
     conditions = _conditions(split, app, cam, light, kind, fx, dice, items, out_of_frame)
     conditions.update({"pip_dice": len(pips), **extras, "depth_of_field": depth is not None, "generator": GENERATOR_VERSION})
+    if opts.light in LIGHT_KELVIN:
+        conditions["light"]["kind"] = opts.light
     return Photo(image, labels, conditions)
 
 
@@ -379,6 +400,12 @@ def _focus_map(rng: np.random.Generator, cam: Camera, dice: list[PlacedDie]) -> 
     inv_focus = 1.0 / cam.depth(np.array([[focus[0], focus[1], 0.0]]))[0]
     spread = np.abs(inv_depth - inv_focus) / (inv_depth.max() - inv_depth.min() + 1e-9)
     return cv2.resize(np.clip(spread * 2.0, 0, 1).reshape(24, 32).astype(np.float32), (w, h))
+
+
+def _dark_body(rng: np.random.Generator, split: str) -> str:
+    pool = BODIES_VAL if split == "val" else BODIES_TRAIN
+    dark = sorted(name for name, (rgb, _) in pool.items() if float(np.mean(rgb)) < 0.35)
+    return dark[int(rng.integers(len(dark)))]
 
 
 def _with_body(app: Appearance, body: str) -> Appearance:

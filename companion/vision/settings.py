@@ -1,0 +1,98 @@
+"""How photos are read: one frozen settings object, made once and passed down.
+
+    from companion.vision import ReadSettings, read_image
+    reading = read_image("photo.jpg", settings=ReadSettings(reader_turns=1))
+
+The defaults are the shipped pipeline. The CLI and the server make theirs once with
+`ReadSettings.from_env()`, from these environment variables (for experiments and deployments):
+
+    COMPANION_MODELS          the models folder (default: the package's models/)
+    COMPANION_READER_TURNS    quarter turns of each crop the reader votes over, 1..4 (4)
+    COMPANION_READER_SURE     a crop this sure after the first turns skips the others (0.99; 1: never)
+    COMPANION_DETECTOR_VIEWS  mirror views of the detector's heatmap, 1..4 (default: the calibration's)
+    COMPANION_ZOOM            0 turns off the second search of small dice in a sharper copy
+    COMPANION_ZOOMED_VIEWS    mirror views of that second search, 1..4 (0 or unset: as the first)
+    COMPANION_FAINT_HEAT      heat that marks ground for the second search (0.05; 0: the whole photo)
+
+Nothing reads the environment at import.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from companion.vision.decoder import DecodeSettings
+
+CPU_PROVIDERS = ("CPUExecutionProvider",)
+MAX_VIEWS = 4  # the detector's mirror views: none, left-right, up-down, both
+MAX_TURNS = 4  # the reader's quarter turns
+
+
+@dataclass(frozen=True, slots=True)
+class ReadSettings:
+    """Where the models are and the pipeline's run-time choices (see the module docstring)."""
+
+    models_dir: Path | None = None  # None: the package's own models
+    providers: tuple[str, ...] = CPU_PROVIDERS  # onnxruntime execution providers, in order
+    reader_turns: int = 4
+    # the vote starts with two turns of every crop; only a crop they leave unsure (its most
+    # likely value, colour or face/not-face not above this) is read at the other turns too
+    reader_sure: float = 0.99
+    detector_views: int | None = None  # None: the views the calibration's thresholds were chosen with
+    zoom_small_faces: bool = True
+    zoomed_views: int | None = None  # None: as many as the first search
+    faint_heat: float = 0.05
+    decoding: DecodeSettings = field(default_factory=DecodeSettings)
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.reader_turns <= MAX_TURNS:
+            raise ValueError(f"The reader votes over 1 to {MAX_TURNS} turns, not {self.reader_turns}.")
+        for name in ("detector_views", "zoomed_views"):
+            views = getattr(self, name)
+            if views is not None and not 1 <= views <= MAX_VIEWS:
+                raise ValueError(f"The detector takes 1 to {MAX_VIEWS} mirror views, not {views} ({name}).")
+        if not 0.0 <= self.reader_sure <= 1.0:
+            raise ValueError(f"reader_sure is a probability (0..1), not {self.reader_sure}.")
+        if not 0.0 <= self.faint_heat <= 1.0:
+            raise ValueError(f"faint_heat is a heatmap level (0..1), not {self.faint_heat}.")
+        if not self.providers:
+            raise ValueError("At least one onnxruntime execution provider is needed.")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ReadSettings:
+        """The settings the environment asks for (unset variables keep the defaults).
+
+        Raises ValueError, naming the variable, for a value that is not understood.
+        """
+        env = os.environ if environ is None else environ
+        kw: dict[str, object] = {}
+        if env.get("COMPANION_MODELS"):
+            kw["models_dir"] = Path(env["COMPANION_MODELS"])
+        if env.get("COMPANION_READER_TURNS"):
+            kw["reader_turns"] = _number(env, "COMPANION_READER_TURNS", int)
+        if env.get("COMPANION_READER_SURE"):
+            kw["reader_sure"] = _number(env, "COMPANION_READER_SURE", float)
+        if env.get("COMPANION_DETECTOR_VIEWS"):
+            kw["detector_views"] = _number(env, "COMPANION_DETECTOR_VIEWS", int)
+        if env.get("COMPANION_ZOOM"):
+            kw["zoom_small_faces"] = env["COMPANION_ZOOM"].strip() != "0"
+        if env.get("COMPANION_ZOOMED_VIEWS"):
+            kw["zoomed_views"] = _number(env, "COMPANION_ZOOMED_VIEWS", int) or None
+        if env.get("COMPANION_FAINT_HEAT"):
+            kw["faint_heat"] = _number(env, "COMPANION_FAINT_HEAT", float)
+        try:
+            return cls(**kw)  # type: ignore[arg-type]
+        except ValueError as exc:
+            raise ValueError(f"The COMPANION_* environment is not usable: {exc}") from None
+
+
+def _number(env: Mapping[str, str], name: str, kind: type[int] | type[float]) -> int | float:
+    text = env[name].strip()
+    try:
+        return kind(text)
+    except ValueError:
+        what = "a whole number" if kind is int else "a number"
+        raise ValueError(f"{name} must be {what}, not {text!r}.") from None

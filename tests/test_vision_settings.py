@@ -1,0 +1,52 @@
+"""The reading settings: one frozen object, read from the environment only when asked."""
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from companion.vision import ReadSettings, read_image
+from companion.vision.image_io import load_work_image
+from companion.vision.models import load_models, models_present
+from companion.vision.pipeline import find_faces
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
+
+
+def test_the_environment_is_read_when_asked_and_unset_variables_keep_the_defaults():
+    assert ReadSettings.from_env({}) == ReadSettings()
+    got = ReadSettings.from_env({"COMPANION_MODELS": "/opt/m", "COMPANION_READER_TURNS": "1",
+                                 "COMPANION_READER_SURE": "1", "COMPANION_DETECTOR_VIEWS": "2",
+                                 "COMPANION_ZOOM": "0", "COMPANION_ZOOMED_VIEWS": "0",
+                                 "COMPANION_FAINT_HEAT": "0"})
+    assert got == ReadSettings(models_dir=Path("/opt/m"), reader_turns=1, reader_sure=1.0, detector_views=2,
+                               zoom_small_faces=False, zoomed_views=None, faint_heat=0.0)
+
+
+@pytest.mark.parametrize("name, value, words", [
+    ("COMPANION_READER_TURNS", "four", "COMPANION_READER_TURNS must be a whole number"),
+    ("COMPANION_READER_TURNS", "9", "1 to 4 turns"),
+    ("COMPANION_DETECTOR_VIEWS", "5", "1 to 4 mirror views"),
+    ("COMPANION_READER_SURE", "1.5", "probability"),
+])
+def test_a_value_not_understood_is_named_in_a_sentence(name, value, words):
+    with pytest.raises(ValueError, match=words):
+        ReadSettings.from_env({name: value})
+
+
+def test_the_settings_are_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ReadSettings().reader_turns = 1  # type: ignore[misc]
+
+
+@pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
+def test_settings_passed_down_change_the_reading_and_leave_the_cached_models_alone():
+    models = load_models()
+    before = (models.detector.threshold, models.detector.views)
+    work = load_work_image(SAMPLES / "s12_far_phone.jpg")  # small dice: searched again when zoom is on
+    sharper, _ = find_faces(work, models, ReadSettings())
+    same, _ = find_faces(work, models, ReadSettings(zoom_small_faces=False))
+    assert sharper is not work and same is work
+    one_turn = read_image(SAMPLES / "s00_white_10.jpg", models, ReadSettings(reader_turns=1, detector_views=1))
+    assert len(one_turn.dice) == 10
+    assert (models.detector.threshold, models.detector.views) == before
