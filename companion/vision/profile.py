@@ -47,7 +47,7 @@ BIAS_PRIOR = 0.3  # how strongly a head's learnt shift is held at 0 (in dice)
 BIAS_STEPS = 20
 FOLDS = 4  # the guard keeps one photo in FOLDS aside at a time
 MIN_PHOTOS = 2  # the guard needs a photo to keep aside and one to learn from
-MAX_DICE = 2000  # learnt dice kept; beyond it the oldest photos' dice are dropped
+MAX_DICE = 600  # learnt dice kept (about 80 photos); beyond it the oldest photos' dice are dropped
 _TINY = 1e-12
 
 

@@ -179,6 +179,10 @@ def write_games(out: Path, games: int, photos: int, seed: int = DEFAULT_SEED, wo
     (out / "images").mkdir(parents=True, exist_ok=True)
     labels = out / "labels.jsonl"
     done = done_indices(labels)
+    if done:
+        first = json.loads(labels.read_text("utf-8").split("\n", 1)[0])["conditions"]
+        if first.get("seed") != seed or first.get("photos", photos) != photos:
+            raise ValueError(f"{out} holds games of seed {first.get('seed')}, not {seed}: use another folder")
     jobs = [_Job(str(out), seed, photos, i) for i in range(games * photos) if i not in done]
     made = 0
     with labels.open("a", encoding="utf-8") as sink:
