@@ -97,6 +97,25 @@ class Profile:
         return cls(reader, np.zeros((0, dim), np.float32), np.zeros(0, np.int64), np.zeros(0, np.int64),
                    np.zeros(0, np.int64), (), np.zeros((0, N_VALUES), np.float32), np.zeros((0, N_COLORS), np.float32))
 
+    @classmethod
+    def merged(cls, reader: str, dim: int, parts: "list[Profile]") -> "Profile":
+        """One profile of the parts' dice (each part's photos in turn), checked once by the guard.
+        Parts of another reader or width are refused (ProfileError)."""
+        for part in parts:
+            part.check_reader(reader)
+            if part.dim != dim:
+                raise ProfileError(f"a learnt photo has embeddings of {part.dim} values, the reader gives {dim}")
+        if not parts:
+            return cls.empty(reader, dim)
+        rows, photo, names = parts[0]._rows(), parts[0].photo, parts[0].photos
+        for part in parts[1:]:
+            rows = _Rows.concat(rows, part._rows())
+            photo = np.concatenate([photo, part.photo + len(names)])
+            names = names + part.photos
+        if len(set(names)) != len(names):
+            raise ProfileError("two learnt parts name the same photo")
+        return _trimmed(reader, rows, photo, names)
+
     def __len__(self) -> int:
         return len(self.values)
 
