@@ -132,3 +132,27 @@ def test_a_profile_of_another_reader_is_refused_when_reading(tmp_path, capsys):
     capsys.readouterr()
     assert main(["read", "--profile", str(target), str(tmp_path / PHOTOS[0])]) == 2
     assert "another reader" in capsys.readouterr().err
+
+
+def test_read_image_hands_the_profiles_probabilities_to_the_decoder(tmp_path):
+    """A profile whose colour shift makes every red look orange: read with it, the sample's
+    red dice come out orange where the set has an orange die with that value."""
+    import numpy as np
+
+    from companion.vision import read_image
+    from companion.vision.models import load_models
+    from companion.vision.profile import Blend
+
+    target = tmp_path / "table.profile"
+    assert main(["learn", str(target), str(_labels(tmp_path, PHOTOS[:2]))]) == 0
+    learnt = Profile.from_bytes(target.read_bytes())
+    shift = np.zeros(4)
+    shift[0], shift[1] = -30.0, 30.0  # red, orange
+    forced = Profile(learnt.reader, learnt.embeddings, learnt.values, learnt.colors, learnt.photo, learnt.photos,
+                     learnt.base_value, learnt.base_color, Blend(color_bias=shift))
+    image = SAMPLES / "s08_webp.webp"
+    plain = read_image(image, load_models())
+    shifted = read_image(image, load_models(), profile=forced)
+    assert any(d.color.value == "red" for d in plain.dice)
+    assert not any(d.color.value == "red" for d in shifted.dice)
+    assert [d.box for d in plain.dice] == [d.box for d in shifted.dice]
