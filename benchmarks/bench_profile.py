@@ -22,6 +22,7 @@ learning a photo <= 100 ms; reading with a profile <= 10 % slower.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -112,12 +113,15 @@ def _describe(blend) -> str:
             f"colour {head(blend.color_weight, blend.color_bias)} {blend.color_errors[0]}->{blend.color_errors[1]}")
 
 
-def run_game(number: int, photos: list[LabelledImage], models, learn_ms: list[float], read_ms: dict, adjust_ms: list[float]) -> Game:
+def run_game(number: int, photos: list[LabelledImage], models, learn_ms: list[float], read_ms: dict, adjust_ms: list[float],
+             decode_ms: list[float]) -> Game:
     look = photos[0].conditions
     game = Game(number, {"body": look.get("body"), "light": look.get("light_kind"), "font": look.get("font")})
     profile = None
     for k, image in enumerate(photos[:LEARNT]):
+        t0 = time.perf_counter()
         work = load_work_image(image.path)
+        decode_ms.append((time.perf_counter() - t0) * 1000)
         t0 = time.perf_counter()
         profile = learn_photo(profile, f"photo {k + 1}", work, confirmed(image), models)
         learn_ms.append((time.perf_counter() - t0) * 1000)
@@ -149,7 +153,7 @@ def _adjust_ms(profile, analysis: Analysis, models) -> float:
     return (time.perf_counter() - t0) * 1000 / 20
 
 
-def report(games: list[Game], learn_ms: list[float], read_ms: dict, adjust_ms: list[float]) -> None:
+def report(games: list[Game], learn_ms: list[float], read_ms: dict, adjust_ms: list[float], decode_ms: list[float]) -> None:
     print(f"\n{'game':>4}  {'body':<9} {'light':<9} {'font':<26} {'base errors':<32} {'with profile':<32} guard")
     for g in games:
         flag = "  WORSE" if g.learnt.total > g.base.total else ""
@@ -176,7 +180,7 @@ def report(games: list[Game], learn_ms: list[float], read_ms: dict, adjust_ms: l
     print(f"\nphotos {LEARNT + 1}-{PHOTOS} of {len(games)} games: base reader {base}; with the profile {learnt}; "
           f"ratio {ratio:.2f} (target <= 0.5); games better {better}, worse {worse} (target 0)")
     print(f"learning one photo's dice: median {statistics.median(learn_ms):.1f} ms, max {max(learn_ms):.1f} ms "
-          f"(target <= 100 ms; {len(learn_ms)} photos)")
+          f"(target <= 100 ms; {len(learn_ms)} photos), after decoding the photo (median {statistics.median(decode_ms):.1f} ms)")
     without, with_ = statistics.median(read_ms[False]), statistics.median(read_ms[True])
     print(f"reading a photo: median {without:.1f} ms without the profile, {with_:.1f} ms with it "
           f"({100 * (with_ / without - 1):+.1f} %, target <= +10 %); the profile's own step "
@@ -199,14 +203,16 @@ def main(argv=None) -> int:
     learn_ms: list[float] = []
     read_ms: dict[bool, list[float]] = {False: [], True: []}
     adjust_ms: list[float] = []
+    decode_ms: list[float] = []
     games = []
     for number in sorted(by_game)[:args.games]:
         photos = sorted(by_game[number], key=lambda im: im.conditions["photo"])
         if len(photos) < PHOTOS:
             continue
-        games.append(run_game(number, photos, models, learn_ms, read_ms, adjust_ms))
+        games.append(run_game(number, photos, models, learn_ms, read_ms, adjust_ms, decode_ms))
         print(f"game {number}: base {games[-1].base.total}, with profile {games[-1].learnt.total}", flush=True)
-    report(games, learn_ms, read_ms, adjust_ms)
+    report(games, learn_ms, read_ms, adjust_ms, decode_ms)
+    print(f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores while it ran)")
     return 0
 
 
