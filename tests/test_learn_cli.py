@@ -1,5 +1,6 @@
 """`companion learn` and `companion read --profile` with the real ONNX models and sample photos."""
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -126,8 +127,7 @@ def test_a_profile_of_another_reader_is_refused_when_reading(tmp_path, capsys):
     target = tmp_path / "table.profile"
     assert main(["learn", str(target), str(_labels(tmp_path, PHOTOS[:2]))]) == 0
     profile = Profile.from_bytes(target.read_bytes())
-    other = Profile("0123456789abcdef", profile.embeddings, profile.values, profile.colors, profile.photo,
-                    profile.photos, profile.base_value, profile.base_color)
+    other = dataclasses.replace(profile, reader="0123456789abcdef")
     target.write_bytes(other.to_bytes())
     capsys.readouterr()
     assert main(["read", "--profile", str(target), str(tmp_path / PHOTOS[0])]) == 2
@@ -148,8 +148,7 @@ def test_read_image_hands_the_profiles_probabilities_to_the_decoder(tmp_path):
     learnt = Profile.from_bytes(target.read_bytes())
     shift = np.zeros(4)
     shift[0], shift[1] = -30.0, 30.0  # red, orange
-    forced = Profile(learnt.reader, learnt.embeddings, learnt.values, learnt.colors, learnt.photo, learnt.photos,
-                     learnt.base_value, learnt.base_color, Blend(color_bias=shift))
+    forced = dataclasses.replace(learnt, blend=Blend(color_bias=shift))
     image = SAMPLES / "s08_webp.webp"
     plain = read_image(image, load_models())
     shifted = read_image(image, load_models(), profile=forced)

@@ -146,7 +146,8 @@ def test_the_guard_keeps_the_base_reader_when_the_crops_teach_nothing():
     for k in range(6):
         _, values, colors, _, _ = table.photo()
         prof = prof.add(f"photo {k}", _unit(rng.normal(size=(8, DIM))), values, colors, *_right(values, colors))
-    assert not prof.blend.active
+    blend = prof.blend
+    assert (blend.value_weight, blend.color_weight, blend.value_bias, blend.color_bias) == (0, 0, None, None)
     shot = table.photo()
     got = prof.adjust(shot[0], shot[3], shot[4])
     np.testing.assert_array_equal(got[0], shot[3])
@@ -231,13 +232,13 @@ def _header(**kw) -> np.ndarray:
     (_npz(header=_header()), "damaged"),
     (_npz(header=_header(), embeddings=np.ones((2, DIM), np.float16) / np.sqrt(DIM), values=np.zeros(3, np.int8),
           colors=np.zeros(2, np.int8), photo=np.zeros(2, np.int32), base_value=np.zeros((2, N_VALUES)),
-          base_color=np.zeros((2, N_COLORS))), "damaged"),
+          base_color=np.zeros((2, N_COLORS)), base_face=np.ones(2)), "damaged"),
     (_npz(header=_header(), embeddings=np.ones((2, DIM), np.float16) / np.sqrt(DIM), values=np.array([0, 11]),
           colors=np.zeros(2, np.int8), photo=np.zeros(2, np.int32), base_value=np.zeros((2, N_VALUES)),
-          base_color=np.zeros((2, N_COLORS))), "value"),
+          base_color=np.zeros((2, N_COLORS)), base_face=np.ones(2)), "value"),
     (_npz(header=_header(), embeddings=np.ones((2, DIM), np.float16) / np.sqrt(DIM), values=np.zeros(2),
           colors=np.zeros(2, np.int8), photo=np.array([0, 5]), base_value=np.zeros((2, N_VALUES)),
-          base_color=np.zeros((2, N_COLORS))), "damaged"),
+          base_color=np.zeros((2, N_COLORS)), base_face=np.ones(2)), "damaged"),
 ])
 def test_a_file_that_is_not_a_good_profile_is_refused_with_a_sentence(data, message):
     with pytest.raises(ProfileError, match=message) as exc:
@@ -267,3 +268,31 @@ def test_bad_learnt_dice_are_refused():
         prof.add("x", emb, [0], [4], np.full((1, N_VALUES), 0.1), np.full((1, N_COLORS), 0.25))
     with pytest.raises(ProfileError, match="length 1"):
         prof.add("x", 2 * emb, [0], [0], np.full((1, N_VALUES), 0.1), np.full((1, N_COLORS), 0.25))
+
+
+def test_an_unsure_box_unlike_every_learnt_die_is_dropped_and_the_others_kept():
+    table = TableSet(seed=13)
+    prof = _learnt(table)  # 32 dice, every one a sure face
+    assert prof.blend.drop_unlike
+    like = table.photo(2)[0]
+    stranger = _unit(np.random.default_rng(1).normal(size=(2, DIM)))
+    emb = np.concatenate([like, stranger])
+    keeps = prof.keeps(emb, np.array([0.55, 0.99, 0.55, 0.99]))
+    assert keeps.tolist() == [True, True, False, True]
+    assert prof.keeps(emb, None) is None  # a reader without a face head: nothing is judged
+
+
+def test_boxes_are_not_dropped_before_enough_dice_are_learnt_or_if_a_learnt_die_would_be():
+    table = TableSet(seed=14)
+    few = Profile.empty(READER, DIM)
+    for k in range(2):
+        few = few.add(f"photo {k}", *table.photo(5))
+    assert len(few) < profile_mod.DROP_AFTER and not few.blend.drop_unlike
+    # a confirmed die the face head was unsure of, unlike the dice of the other photos:
+    # the rule would have dropped it, so it is not used
+    prof = _learnt(table)
+    odd = _unit(np.random.default_rng(2).normal(size=(1, DIM)))
+    prof = prof.add("odd photo", odd, [3], [2], np.full((1, N_VALUES), 1 / N_VALUES), np.full((1, N_COLORS), 0.25),
+                    np.array([0.5]))
+    assert not prof.blend.drop_unlike
+    assert prof.keeps(odd, np.array([0.5])) is None

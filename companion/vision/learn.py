@@ -62,7 +62,7 @@ def learn_photo(profile: Profile | None, photo: str, source: bytes | str | os.Pa
     start = profile if profile is not None else Profile.empty(reader.fingerprint, read.embedding.shape[1])
     return start.add(photo, read.embedding, [value_index(d.face.value) for d in dice],
                      [color_index(d.face.color) for d in dice], softmax(read.value, cal.value_temperature),
-                     softmax(read.color, cal.color_temperature))
+                     softmax(read.color, cal.color_temperature), read.face_probability())
 
 
 def _inside(box: Box, work: WorkImage, index: int) -> Box:

@@ -126,9 +126,14 @@ def analyse(
     if not detections:
         return _nothing()
     read = read_boxes(work, detections, models, settings)
+    if profile is not None:
+        profile.check_reader(models.reader.fingerprint)
     cal = models.calibration
     faces = read.face_probability()
     keep = [i for i in range(len(detections)) if faces is None or faces[i] >= cal.face_threshold]
+    kept_by_profile = None if profile is None else profile.keeps(read.embedding, faces)
+    if kept_by_profile is not None:  # an unsure box unlike every die this table confirmed
+        keep = [i for i in keep if kept_by_profile[i]]
     # more boxes than dice in the set: the weakest cannot all be dice; keep the 10 surest
     keep = keep[:MAX_DICE]
     detections = [detections[i] for i in keep]
@@ -139,7 +144,6 @@ def analyse(
     value_probs = softmax(value_logits, cal.value_temperature)
     color_probs = softmax(color_logits, cal.color_temperature)
     if profile is not None:  # what this table's confirmed dice taught, before the set's constraint
-        profile.check_reader(models.reader.fingerprint)
         embedding = None if read.embedding is None else read.embedding[keep]
         value_probs, color_probs = profile.adjust(embedding, value_probs, color_probs)
     decoded = decode(value_probs, color_probs, dice_set or standard_set(), settings.decoding)

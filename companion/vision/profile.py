@@ -29,7 +29,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -47,6 +47,12 @@ BIAS_PRIOR = 0.3  # how strongly a head's learnt shift is held at 0 (in dice)
 BIAS_STEPS = 20
 FOLDS = 4  # the guard keeps one photo in FOLDS aside at a time
 MIN_PHOTOS = 2  # the guard needs a photo to keep aside and one to learn from
+# A box the face head is not sure of (below FACE_UNSURE) and that looks like none of the
+# learnt dice (cosine under UNLIKE with each) is not one of this set's dice: clutter, a card.
+# Only once DROP_AFTER dice are learnt, and only if no learnt die would have been dropped.
+FACE_UNSURE = 0.7
+UNLIKE = 0.6
+DROP_AFTER = 20
 MAX_DICE = 600  # learnt dice kept (about 80 photos); beyond it the oldest photos' dice are dropped
 _TINY = 1e-12
 
@@ -65,13 +71,14 @@ class Blend:
     value_errors: tuple[int, int] = (0, 0)
     color_errors: tuple[int, int] = (0, 0)
     checked: int = 0  # dice kept aside in the check
+    drop_unlike: bool = False  # drop unsure boxes unlike every learnt die (FACE_UNSURE, UNLIKE)
     value_bias: np.ndarray | None = None  # the heads' learnt log-probability shifts (None: none)
     color_bias: np.ndarray | None = None
 
     @property
     def active(self) -> bool:
         return self.value_weight > 0 or self.color_weight > 0 or self.value_bias is not None \
-            or self.color_bias is not None
+            or self.color_bias is not None or self.drop_unlike
 
 
 @dataclass(frozen=True)
@@ -90,12 +97,14 @@ class Profile:
     photos: tuple[str, ...]
     base_value: np.ndarray  # (n, 11) the base reader's calibrated probabilities for the die
     base_color: np.ndarray  # (n, 4)
+    base_face: np.ndarray  # (n,) the face head's probability that the box is a top face
     blend: Blend = field(default_factory=Blend)
 
     @classmethod
     def empty(cls, reader: str, dim: int) -> "Profile":
         return cls(reader, np.zeros((0, dim), np.float32), np.zeros(0, np.int64), np.zeros(0, np.int64),
-                   np.zeros(0, np.int64), (), np.zeros((0, N_VALUES), np.float32), np.zeros((0, N_COLORS), np.float32))
+                   np.zeros(0, np.int64), (), np.zeros((0, N_VALUES), np.float32), np.zeros((0, N_COLORS), np.float32),
+                   np.zeros(0, np.float32))
 
     @classmethod
     def merged(cls, reader: str, dim: int, parts: "list[Profile]") -> "Profile":
@@ -124,13 +133,15 @@ class Profile:
         return int(self.embeddings.shape[1])
 
     def add(self, photo: str, embeddings: np.ndarray, values, colors, base_value: np.ndarray,
-            base_color: np.ndarray) -> "Profile":
-        """This profile with one photo's confirmed dice added (replacing that photo's, if any)."""
+            base_color: np.ndarray, base_face: np.ndarray | None = None) -> "Profile":
+        """This profile with one photo's confirmed dice added (replacing that photo's, if any).
+        `base_face` None: a reader without a face head (every box a face)."""
         embeddings = np.asarray(embeddings, np.float32).reshape(-1, self.dim)
         n = len(embeddings)
         values, colors = np.asarray(values, np.int64).reshape(n), np.asarray(colors, np.int64).reshape(n)
+        face = np.ones(n, np.float32) if base_face is None else np.asarray(base_face, np.float32).reshape(n)
         rows = _Rows(embeddings, values, colors, np.asarray(base_value, np.float32).reshape(n, N_VALUES),
-                     np.asarray(base_color, np.float32).reshape(n, N_COLORS))
+                     np.asarray(base_color, np.float32).reshape(n, N_COLORS), face)
         rows.check()
         kept = self.remove(photo) if photo in self.photos else self
         names = kept.photos + (photo,)
@@ -155,7 +166,15 @@ class Profile:
                                f"{fingerprint}): learn it again from the labelled photos")
 
     def _rows(self) -> "_Rows":
-        return _Rows(self.embeddings, self.values, self.colors, self.base_value, self.base_color)
+        return _Rows(self.embeddings, self.values, self.colors, self.base_value, self.base_color, self.base_face)
+
+    def keeps(self, embeddings: np.ndarray | None, face_probs: np.ndarray | None) -> np.ndarray | None:
+        """Per box: is it kept (None: every box, the profile does not judge)? A box is dropped
+        when the face head is unsure of it and it looks like none of this set's learnt dice."""
+        if embeddings is None or face_probs is None or not self.blend.drop_unlike or len(self) == 0:
+            return None
+        like = (np.asarray(embeddings, np.float32) @ self.embeddings.T).max(axis=1)
+        return ~((np.asarray(face_probs) < FACE_UNSURE) & (like < UNLIKE))
 
     def adjust(self, embeddings: np.ndarray | None, value_probs: np.ndarray, color_probs: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
@@ -178,7 +197,8 @@ class Profile:
         np.savez_compressed(buf, header=np.frombuffer(json.dumps(header).encode("utf-8"), np.uint8),
                             embeddings=self.embeddings.astype(np.float16), values=self.values.astype(np.int8),
                             colors=self.colors.astype(np.int8), photo=self.photo.astype(np.int32),
-                            base_value=self.base_value.astype(np.float16), base_color=self.base_color.astype(np.float16))
+                            base_value=self.base_value.astype(np.float16), base_color=self.base_color.astype(np.float16),
+                            base_face=self.base_face.astype(np.float16))
         return buf.getvalue()
 
     @classmethod
@@ -197,7 +217,7 @@ class Profile:
         try:
             rows = _Rows(arrays["embeddings"].astype(np.float32), arrays["values"].astype(np.int64),
                          arrays["colors"].astype(np.int64), arrays["base_value"].astype(np.float32),
-                         arrays["base_color"].astype(np.float32))
+                         arrays["base_color"].astype(np.float32), arrays["base_face"].astype(np.float32))
             photo = arrays["photo"].astype(np.int64)
             photos = tuple(str(p) for p in header["photos"])
             reader, dim = str(header["reader"]), int(header["dim"])
@@ -220,29 +240,31 @@ class _Rows:
     colors: np.ndarray
     base_value: np.ndarray
     base_color: np.ndarray
+    base_face: np.ndarray
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        return tuple(getattr(self, f.name) for f in fields(self))
 
     def check(self) -> None:
         n = len(self.values)
-        if not (len(self.embeddings) == len(self.colors) == len(self.base_value) == len(self.base_color) == n):
+        if any(len(a) != n for a in self.arrays()) or self.base_face.ndim != 1:
             raise ProfileError("the learnt dice's arrays differ in length")
         if n and (self.values.min() < 0 or self.values.max() >= N_VALUES):
             raise ProfileError("a learnt die's value is not 1..10 or W")
         if n and (self.colors.min() < 0 or self.colors.max() >= N_COLORS):
             raise ProfileError("a learnt die's colour is not one of the set's four")
-        arrays = (self.embeddings, self.base_value, self.base_color)
+        arrays = (self.embeddings, self.base_value, self.base_color, self.base_face)
         if not all(np.isfinite(a).all() for a in arrays):
             raise ProfileError("a learnt die has a number that is not finite")
         if n and np.abs(np.linalg.norm(self.embeddings, axis=1) - 1.0).max() > 0.01:
             raise ProfileError("a learnt die's embedding is not of length 1")
 
     def take(self, keep: np.ndarray) -> "_Rows":
-        return _Rows(self.embeddings[keep], self.values[keep], self.colors[keep], self.base_value[keep], self.base_color[keep])
+        return _Rows(*(a[keep] for a in self.arrays()))
 
     @staticmethod
     def concat(a: "_Rows", b: "_Rows") -> "_Rows":
-        return _Rows(*(np.concatenate([x, y]) for x, y in zip(
-            (a.embeddings, a.values, a.colors, a.base_value, a.base_color),
-            (b.embeddings, b.values, b.colors, b.base_value, b.base_color))))
+        return _Rows(*(np.concatenate([x, y]) for x, y in zip(a.arrays(), b.arrays())))
 
 
 def _trimmed(reader: str, rows: _Rows, photo: np.ndarray, photos: tuple[str, ...]) -> Profile:
@@ -259,14 +281,19 @@ def _trimmed(reader: str, rows: _Rows, photo: np.ndarray, photos: tuple[str, ...
 def _build(reader: str, rows: _Rows, photo: np.ndarray, photos: tuple[str, ...]) -> Profile:
     # unit rows again: the file keeps embeddings in float16
     emb = rows.embeddings / np.maximum(np.linalg.norm(rows.embeddings, axis=1, keepdims=True), _TINY)
-    rows = _Rows(emb.astype(np.float32), rows.values, rows.colors, rows.base_value, rows.base_color)
-    blend = guard(rows.embeddings, rows.values, rows.colors, photo, rows.base_value, rows.base_color)
-    return Profile(reader, rows.embeddings, rows.values, rows.colors, photo, photos, rows.base_value, rows.base_color, blend)
+    rows = _Rows(emb.astype(np.float32), *rows.arrays()[1:])
+    blend = guard(rows.embeddings, rows.values, rows.colors, photo, rows.base_value, rows.base_color, rows.base_face)
+    return Profile(reader, rows.embeddings, rows.values, rows.colors, photo, photos, rows.base_value, rows.base_color,
+                   rows.base_face, blend)
 
 
 def _kernel(queries: np.ndarray, learnt: np.ndarray) -> np.ndarray:
     """(q, n): exp(SHARPNESS * (cos - 1)) between unit rows."""
-    return np.exp(SHARPNESS * (queries @ learnt.T - 1.0))
+    return _kernel_of(queries @ learnt.T)
+
+
+def _kernel_of(cos: np.ndarray) -> np.ndarray:
+    return np.exp(SHARPNESS * (cos - 1.0))
 
 
 def _mass(kernel: np.ndarray, labels: np.ndarray, classes: int) -> np.ndarray:
@@ -317,19 +344,29 @@ class _Option:
 
 
 def guard(embeddings: np.ndarray, values: np.ndarray, colors: np.ndarray, photo: np.ndarray,
-          base_value: np.ndarray, base_color: np.ndarray) -> Blend:
+          base_value: np.ndarray, base_color: np.ndarray, base_face: np.ndarray | None = None) -> Blend:
     """Each head's blend, chosen on the learnt dice with a share of the photos kept aside in turn."""
     n_photos = len(set(photo.tolist()))
     if n_photos < MIN_PHOTOS:
         return Blend()
     folds = _folds(photo)
-    kernel = _kernel(embeddings, embeddings)
-    kernel[folds[:, None] == folds[None, :]] = 0.0  # dice kept aside never vote for each other
+    cos = embeddings @ embeddings.T
+    apart = folds[:, None] != folds[None, :]  # dice kept aside never vote for each other
+    kernel = np.where(apart, _kernel_of(cos), 0.0)
     value, value_errors = _choose(base_value, kernel, values, folds, VALUE_OPTIONS)
     color, color_errors = _choose(base_color, kernel, colors, folds, COLOR_OPTIONS)
-    return Blend(value.weight, color.weight, value_errors, color_errors, len(values),
+    return Blend(value.weight, color.weight, value_errors, color_errors, len(values), _may_drop(cos, apart, base_face),
                  fit_bias(base_value, values) if value.bias else None,
                  fit_bias(base_color, colors) if color.bias else None)
+
+
+def _may_drop(cos: np.ndarray, apart: np.ndarray, base_face: np.ndarray | None) -> bool:
+    """Whether dropping unsure boxes unlike every learnt die spares every learnt die, each
+    judged by the folds it was kept aside from."""
+    if base_face is None or len(base_face) < DROP_AFTER:
+        return False
+    like = np.where(apart, cos, -1.0).max(axis=1)
+    return not bool(((base_face < FACE_UNSURE) & (like < UNLIKE)).any())
 
 
 def _folds(photo: np.ndarray) -> np.ndarray:
