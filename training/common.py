@@ -306,9 +306,16 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def set_threads() -> None:
+def set_threads(threads: int) -> None:
     torch = _torch()
-    torch.set_num_threads(int(os.environ.get("TRAIN_THREADS", "2")))
+    torch.set_num_threads(threads)
+
+
+def make_deterministic() -> None:
+    """Refuse any operation without a deterministic kernel, so that a seed, a step count and a
+    thread count fix the weights (the thread count too: a CPU reduction splits its work by it,
+    and another split can round differently)."""
+    _torch().use_deterministic_algorithms(True)
 
 
 @dataclass
@@ -319,6 +326,10 @@ class LrPlan:
     machine, so a training can be given minutes instead of epochs: the decay then follows the
     training time spent, and the run ends, fully annealed, when the budget is used. The number
     of steps made is logged and written into the model's metadata.
+
+    A time budget does not replay: the learning rate of step k follows the seconds the steps
+    before it took. Over steps (--steps N) step k gets the rate a budgeted run of N steps gives
+    it when every step takes as long: progress k / N in place of seconds / budget.
     """
 
     base_lr: float
@@ -457,6 +468,33 @@ def log_to(path: Path | None):
     return log
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text}")
+    return value
+
+
+def make_plan(args: argparse.Namespace, epoch_steps: int) -> LrPlan:
+    """The learning-rate plan the options ask for: over --steps, over --minutes, or over
+    --epochs of epoch_steps steps."""
+    if args.steps:
+        return LrPlan(args.lr, total_steps=args.steps)
+    return LrPlan(args.lr, total_steps=args.epochs * epoch_steps, minutes=args.minutes)
+
+
+def run_record(args: argparse.Namespace, epoch_steps: int, history: list) -> dict:
+    """What the exported model's metadata says about its training, enough to run it again."""
+    last = history[-1] if history else {}
+    return {"seed": args.seed, "epochs": last.get("epoch", 0), "steps": last.get("step", 0),
+            "data": args.data, "limit": args.limit, "minutes": args.minutes, "init": args.init or "",
+            "lr": args.lr, "batch": args.batch, "epoch_steps": epoch_steps, "faults": args.faults,
+            "threads": args.threads}
+
+
 def training_parser(doc: str | None, *, name: str, epochs: int, batch: int) -> argparse.ArgumentParser:
     """The options the detector and reader trainers share (each adds its own after)."""
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -474,8 +512,14 @@ def training_parser(doc: str | None, *, name: str, epochs: int, batch: int) -> a
                     help="start from this checkpoint's weights (a fine-tune: fresh optimiser and learning-rate plan)")
     ap.add_argument("--export-only", action="store_true", help="export the last checkpoint as it is, then stop")
     ap.add_argument("--epoch-steps", type=int, default=0, help="steps per epoch (default: one pass over the data)")
-    ap.add_argument("--minutes", type=float, default=0,
-                    help="train for this much time instead of --epochs (the learning rate decays over it)")
+    stop = ap.add_mutually_exclusive_group()
+    stop.add_argument("--minutes", type=float, default=0,
+                      help="train for this much time instead of --epochs (the learning rate decays over it)")
+    stop.add_argument("--steps", type=_positive, default=0, metavar="N",
+                      help="stop after exactly N optimisation steps instead of --epochs (the learning rate "
+                           "decays over them); with the same seed and --threads, the same weights")
+    ap.add_argument("--threads", type=_positive, default=int(os.environ.get("TRAIN_THREADS", "2")),
+                    help="PyTorch threads (default: TRAIN_THREADS or 2); part of what fixes the weights")
     ap.add_argument("--faults", type=float, default=0.0, metavar="SHARE",
                     help="give this share of the inputs one camera fault the generator does not make "
                          "(training/faults.py), at a random strength (default 0)")
@@ -484,7 +528,8 @@ def training_parser(doc: str | None, *, name: str, epochs: int, batch: int) -> a
 
 def start_run(args: argparse.Namespace):
     """Threads, seeds, the run folder and its log, and the cached training and validation data."""
-    set_threads()
+    set_threads(args.threads)
+    make_deterministic()
     seed_everything(args.seed)
     run_dir = Path(args.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 """Train the top-face detector and export it to ONNX.
 
-    .venv/bin/python -m training.detector --data data/train --val data/val --epochs 20 --seed 0 \
-        --out models/detector.onnx [--resume]
+    .venv/bin/python -m training.detector --data data/train --val data/val --steps 12000 --seed 0 \
+        --threads 1 --out models/detector.onnx [--resume]
 
 Each epoch shows every training photo once, shrunk to the detector's 448-px input, then
 rescaled (x0.6..1.6), turned by a multiple of 90 degrees, maybe mirrored, cut to a 256-px
@@ -23,7 +23,7 @@ import cv2
 import numpy as np
 
 from training.common import (
-    DET_LONG_SIDE, DET_STRIDE, Cache, build_detector, count_params, export_onnx, LrPlan, init_weights, load_checkpoint, save_checkpoint, start_run, training_parser,
+    DET_LONG_SIDE, DET_STRIDE, Cache, build_detector, count_params, export_onnx, init_weights, load_checkpoint, make_plan, run_record, save_checkpoint, start_run, training_parser,
 )
 from training.faults import random_fault
 
@@ -238,7 +238,7 @@ def main(argv=None) -> int:
     model = build_detector()
     log(f"detector: {count_params(model)} parameters, {n} training photos, {steps} steps/epoch")
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
-    plan = LrPlan(args.lr, total_steps=args.epochs * steps, minutes=args.minutes)
+    plan = make_plan(args, steps)
     rng = np.random.default_rng(args.seed)
     hard = load_hard(args.hard, n, log) if args.hard else None
     epoch, history = 0, []
@@ -276,17 +276,16 @@ def main(argv=None) -> int:
         history.append(row)
         log(" ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
         save_checkpoint(ckpt, model, opt, plan, epoch, rng, history)
-    export(torch, model, Path(args.out), args, history)
+    export(torch, model, Path(args.out), args, steps, history)
     log(f"wrote {args.out} ({Path(args.out).stat().st_size / 1024:.0f} KB)")
     return 0
 
 
-def export(torch, model, out: Path, args, history: list) -> None:
+def export(torch, model, out: Path, args, epoch_steps: int, history: list) -> None:
     example = torch.zeros(1, 3, DET_LONG_SIDE * 3 // 4 // 32 * 32, DET_LONG_SIDE)
     last = history[-1] if history else {}
     meta = {"input_long_side": DET_LONG_SIDE, "stride": DET_STRIDE, "threshold": THRESHOLD,
-            "seed": args.seed, "epochs": last.get("epoch", 0), "steps": last.get("step", 0), "data": args.data,
-            "limit": args.limit, "minutes": args.minutes, "init": args.init or "",
+            **run_record(args, epoch_steps, history),
             "hard": args.hard or "", "hard_share": args.hard_share if args.hard else 0.0,
             "val_recall": last.get("recall", ""), "val_precision": last.get("precision", "")}
     export_onnx(model, example, out, "image", ["heat", "size"],

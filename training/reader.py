@@ -1,7 +1,7 @@
 """Train the face reader (value 1..10/W and ink colour from a crop) and export it to ONNX.
 
-    .venv/bin/python -m training.reader --data data/train --val data/val --epochs 12 --seed 0 \
-        --out models/reader.onnx [--resume]
+    .venv/bin/python -m training.reader --data data/train --val data/val --steps 3000 --seed 0 \
+        --threads 1 --out models/reader.onnx [--resume]
 
 Crops come from the labelled top faces of the training photos, cut from the same working
 image the run-time uses, wider than needed (training/common.py: PRECROP_CONTEXT) so that each
@@ -26,7 +26,7 @@ import numpy as np
 
 from companion.vision.crops import READER_CONTEXT, READER_SIZE
 from training.common import (
-    PRECROP_CONTEXT, READER_WIDTHS, Cache, LrPlan, build_reader, count_params, export_onnx, init_weights, load_checkpoint, save_checkpoint, start_run, training_parser,
+    PRECROP_CONTEXT, READER_WIDTHS, Cache, build_reader, count_params, export_onnx, init_weights, load_checkpoint, make_plan, run_record, save_checkpoint, start_run, training_parser,
 )
 from training.faults import random_fault
 
@@ -144,7 +144,7 @@ def main(argv=None) -> int:
     log(f"reader: {count_params(model)} parameters, {n} training faces, {steps} steps/epoch"
         + (f", {len(negatives)} negatives ({args.negatives})" if negatives is not None else ""))
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=5e-4)
-    plan = LrPlan(args.lr, total_steps=args.epochs * steps, minutes=args.minutes)
+    plan = make_plan(args, steps)
     rng = np.random.default_rng(args.seed)
     gen = torch.Generator().manual_seed(args.seed)
     epoch, history = 0, []
@@ -196,9 +196,8 @@ def main(argv=None) -> int:
         log(" ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
         save_checkpoint(ckpt, model, opt, plan, epoch, rng, history)
     last = history[-1] if history else {}
-    meta = {"input_size": READER_SIZE, "context": READER_CONTEXT, "seed": args.seed,
-            "epochs": last.get("epoch", 0), "steps": last.get("step", 0), "data": args.data, "limit": args.limit,
-            "minutes": args.minutes, "init": args.init or "", "val_face_acc": last.get("face_acc", "")}
+    meta = {"input_size": READER_SIZE, "context": READER_CONTEXT, **run_record(args, steps, history),
+            "val_face_acc": last.get("face_acc", "")}
     outputs = ["value", "color"] + (["face"] if negatives is not None else [])
     meta["negatives"] = args.negatives or ""
     meta["widths"] = ",".join(map(str, args.widths))
