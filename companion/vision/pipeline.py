@@ -1,4 +1,6 @@
-"""read_image: photo in, dice out. Load -> detect top faces -> read each crop -> decode with the set."""
+"""read_image: photo in, dice out. Load -> detect top faces -> read each crop -> decode with the
+set -> flag what the scene says to check (a second box on a cube, an unusual light, a reading
+the set cannot produce)."""
 
 from __future__ import annotations
 
@@ -8,11 +10,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from companion.dice import DiceSet, standard_set
+from companion.dice import DiceSet, Face, standard_set
 from companion.vision.crops import box_crop
-from companion.vision.decoder import MAX_DICE, decode
+from companion.vision.cubes import second_boxes
+from companion.vision.decoder import COLOR_CLASSES, MAX_DICE, VALUE_CLASSES, DecodedDie, decode
 from companion.vision.detector import Detection, DetectorModel
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
+from companion.vision.inks import light_cast, measure_ink
+from companion.vision.joint_colour import joint_colours
 from companion.vision.models import Models, load_models
 from companion.vision.profile import Profile
 from companion.vision.reader import ReaderLogits, softmax
@@ -23,9 +28,20 @@ from companion.vision.settings import ReadSettings
 DEFAULT_SETTINGS = ReadSettings()
 
 # A reading is also flagged when the detector, or the reader's face head, is unsure the box
-# is a die's top face.
+# is a die's top face, when it may be a second box on a cube already read (cubes.py), when
+# the photo's other dice moved its colour (joint_colour.py), and when the set's constraint
+# made the decoder read it otherwise than the reader saw it: the set cannot produce what the
+# reader saw, so something in the photo was misread.
 DETECTION_SURE = 0.5
 FACE_SURE = 0.5
+# The photo's light, told by its light dice bodies (inks.light_cast): beyond UNUSUAL_CAST the
+# light is more coloured than nearly all the training look's (95 % of the calibration photos
+# stay under 1.14; a 2200-3000 K lamp with a weak white balance gives 0.9-2.6), and the
+# reader, overconfident there, is trusted only from UNUSUAL_LIGHT_SURE. Both were chosen on
+# data/calib and data/stress_warm_calib: half the silent errors under a warm lamp are then
+# flagged, at no cost under the usual light.
+UNUSUAL_CAST = 1.2
+UNUSUAL_LIGHT_SURE = 0.99
 # Boxes read beyond the set's 10 dice: the reader's face head may turn some down (a reader
 # without that head keeps the 10 surest as before).
 EXTRA_CANDIDATES = 4
@@ -130,25 +146,60 @@ def analyse(
         profile.check_reader(models.reader.fingerprint)
     cal = models.calibration
     faces = read.face_probability()
-    keep = [i for i in range(len(detections)) if faces is None or faces[i] >= cal.face_threshold]
-    kept_by_profile = None if profile is None else profile.keeps(read.embedding, faces)
-    if kept_by_profile is not None:  # an unsure box unlike every die this table confirmed
-        keep = [i for i in keep if kept_by_profile[i]]
-    # more boxes than dice in the set: the weakest cannot all be dice; keep the 10 surest
-    keep = keep[:MAX_DICE]
+    faces = np.ones(len(detections)) if faces is None else faces
+    # an unsure box unlike every die this table confirmed is none of its dice (profile.py)
+    allowed = None if profile is None else profile.keeps(read.embedding, faces)
+    keep, second = _kept_boxes(detections, faces, cal.face_threshold, settings, allowed)
+    if not keep:
+        return _nothing()
     detections = [detections[i] for i in keep]
     value_logits, color_logits = read.value[keep], read.color[keep]
-    face_probs = np.ones(len(keep)) if faces is None else faces[keep]
-    if not detections:
-        return _nothing()
     value_probs = softmax(value_logits, cal.value_temperature)
     color_probs = softmax(color_logits, cal.color_temperature)
     if profile is not None:  # what this table's confirmed dice taught, before the set's constraint
         embedding = None if read.embedding is None else read.embedding[keep]
         value_probs, color_probs = profile.adjust(embedding, value_probs, color_probs)
+    moved = np.zeros(len(detections), dtype=bool)
+    if settings.joint_colour:
+        joint = joint_colours(color_probs, [measure_ink(work.rgb, d.box) for d in detections])
+        color_probs, moved = joint.probs, joint.moved
     decoded = decode(value_probs, color_probs, dice_set or standard_set(), settings.decoding)
-    dice = [_reading(work, detections[d.index], d, float(face_probs[d.index])) for d in decoded]
+    unsure = _scene_flags(work, detections, faces[keep], value_probs, color_probs, decoded, settings)
+    unsure |= moved | (second[keep] & settings.flag_second_boxes)
+    dice = [_reading(work, detections[d.index], d, bool(unsure[d.index])) for d in decoded]
     return Analysis(detections, value_logits, color_logits, dice)
+
+
+def _kept_boxes(
+    detections: list[Detection], faces: np.ndarray, face_threshold: float, settings: ReadSettings,
+    allowed: np.ndarray | None = None,
+) -> tuple[list[int], np.ndarray]:
+    """The boxes read as dice (surest first) and, per box, whether it may be a second box on a
+    cube a surer box is on (cubes.py): dropped with settings.one_per_cube, else kept.
+    `allowed` (None: all): the boxes a dice-set profile does not turn down."""
+    keep = [i for i in range(len(detections)) if faces[i] >= face_threshold and (allowed is None or allowed[i])]
+    second = np.zeros(len(detections), dtype=bool)
+    second[[keep[k] for k in second_boxes([detections[i] for i in keep], faces[keep])]] = True
+    if settings.one_per_cube:
+        keep = [i for i in keep if not second[i]]
+    # more boxes than dice in the set: the weakest cannot all be dice; keep the 10 surest
+    return keep[:MAX_DICE], second
+
+
+def _scene_flags(
+    work: WorkImage, detections: list[Detection], faces: np.ndarray, value_probs: np.ndarray,
+    color_probs: np.ndarray, decoded: list[DecodedDie], settings: ReadSettings,
+) -> np.ndarray:
+    """Per box: should the player check it, beyond the decoder's own confidence? (see DETECTION_SURE)"""
+    unsure = np.array([d.score < DETECTION_SURE for d in detections]) | (faces < FACE_SURE)
+    cast = light_cast(work.rgb, [d.box for d in detections]) if settings.flag_unusual_light else None
+    # a light beyond the training look: the reader's confidences are worth less (see UNUSUAL_CAST)
+    sure_enough = UNUSUAL_LIGHT_SURE if cast is not None and cast > UNUSUAL_CAST else 0.0
+    for d in decoded:
+        # what the reader saw on the face, before the set had its say
+        seen = Face(VALUE_CLASSES[int(value_probs[d.index].argmax())], COLOR_CLASSES[int(color_probs[d.index].argmax())])
+        unsure[d.index] |= d.confidence < sure_enough or (settings.flag_set_changes and d.face != seen)
+    return unsure
 
 
 def read_work_image(
@@ -161,14 +212,15 @@ def read_work_image(
     return sorted(readings, key=lambda r: (round(r.box[1] / max(r.box[3] - r.box[1], 1)), r.box[0]))
 
 
-def _reading(work: WorkImage, det: Detection, d, face_prob: float) -> DieReading:
+def _reading(work: WorkImage, det: Detection, d: DecodedDie, unsure: bool) -> DieReading:
+    """One decoded die; flagged when the decoder is unsure of its face, or `unsure` (see analyse)."""
     return DieReading(
         value=d.face.value,
         color=d.face.color,
         confidence=d.confidence,
         box=work.to_full(det.box),
         die=d.die,
-        uncertain=d.uncertain or det.score < DETECTION_SURE or face_prob < FACE_SURE,
+        uncertain=d.uncertain or unsure,
         polygon=None,
     )
 
