@@ -333,7 +333,7 @@ class Store:
                 cur = conn.execute("INSERT INTO dice_sets (name, created_at) VALUES (?, ?)", (name, now))
             except sqlite3.IntegrityError:
                 raise Conflict(f"there is already a dice set called {name!r}") from None
-        return DiceSetRecord(int(cur.lastrowid), name, 0, 0, now)
+        return DiceSetRecord(_row_id(cur), name, 0, 0, now)
 
     def rename_dice_set(self, set_id: int, name: str) -> DiceSetRecord:
         name = _set_name(name)
@@ -404,8 +404,14 @@ def _dice_set_id(conn: sqlite3.Connection, set_id: int | None, missing_ok: bool 
     row = conn.execute("SELECT MIN(id) FROM dice_sets").fetchone()
     if row[0] is None:  # every set deleted by hand: start again with the default one
         cur = conn.execute("INSERT INTO dice_sets (name, created_at) VALUES (?, ?)", (DEFAULT_DICE_SET, time.time()))
-        return int(cur.lastrowid)
+        return _row_id(cur)
     return int(row[0])
+
+
+def _row_id(cur: sqlite3.Cursor) -> int:
+    if cur.lastrowid is None:  # an INSERT always sets it
+        raise StoreError("the database gave no id for the new row")
+    return int(cur.lastrowid)
 
 
 def _set_name(name: str) -> str:

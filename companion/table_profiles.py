@@ -105,5 +105,6 @@ def confirmed_dice(labels) -> list[ConfirmedDie]:
         if not box:
             continue
         value = None if die.get("value") == "W" else int(die["value"])
-        out.append(ConfirmedDie(Face(value, Color.parse(die["color"])), tuple(float(v) for v in box)))
+        x0, y0, x1, y1 = (float(v) for v in box)
+        out.append(ConfirmedDie(Face(value, Color.parse(die["color"])), (x0, y0, x1, y1)))
     return out

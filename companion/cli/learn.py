@@ -81,8 +81,9 @@ def parse_labels(path: Path) -> list[tuple[int, str, Path, list]]:
                 value = None
             elif isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10:
                 raise LabelsError(f'{where}, die {k}: value {die.get("value")!r} is not 1..10 or "W"')
+            color_text = die.get("color")
             try:
-                color = Color.parse(die.get("color")) if isinstance(die.get("color"), str) else None
+                color = Color.parse(color_text) if isinstance(color_text, str) else None
             except DiceError:
                 color = None
             if color is None:
@@ -91,7 +92,8 @@ def parse_labels(path: Path) -> list[tuple[int, str, Path, list]]:
             if not isinstance(box, list) or len(box) != 4 or not all(
                     isinstance(v, (int, float)) and not isinstance(v, bool) for v in box):
                 raise LabelsError(f"{where}, die {k}: box {box!r} is not [x0, y0, x1, y1]")
-            dice.append(ConfirmedDie(Face(value, color), tuple(float(v) for v in box)))
+            x0, y0, x1, y1 = (float(v) for v in box)
+            dice.append(ConfirmedDie(Face(value, color), (x0, y0, x1, y1)))
         photos.append((number, row["image"], _image_path(row["image"], path), dice))
     if not photos:
         raise LabelsError(f"{path} has no labelled photo")

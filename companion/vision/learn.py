@@ -58,6 +58,8 @@ def learn_photo(profile: Profile | None, photo: str, source: bytes | str | os.Pa
     image = _crop_source(work, boxes)
     crops = np.stack([box_crop(image.rgb, image.to_work(b), reader.size) for b in boxes])
     read = reader.logits(crops, settings.reader_turns, settings.reader_sure)
+    if read.embedding is None:  # has_embedding said otherwise: a broken file
+        raise ProfileError("the reader gave no embedding")
     cal = models.calibration
     start = profile if profile is not None else Profile.empty(reader.fingerprint, read.embedding.shape[1])
     return start.add(photo, read.embedding, [value_index(d.face.value) for d in dice],
@@ -86,4 +88,7 @@ def _crop_source(work: WorkImage, boxes: list[Box]) -> WorkImage:
 
 def _embedding_width(models: Models) -> int:
     crop = np.zeros((1, models.reader.size, models.reader.size, 3), np.uint8)
-    return int(models.reader.logits(crop, 1).embedding.shape[1])
+    embedding = models.reader.logits(crop, 1).embedding
+    if embedding is None:
+        raise ProfileError("the reader gave no embedding")
+    return int(embedding.shape[1])

@@ -318,7 +318,7 @@ def _shifted(probs: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
-def fit_bias(probs: np.ndarray, labels: np.ndarray, prior: float = None) -> np.ndarray:
+def fit_bias(probs: np.ndarray, labels: np.ndarray, prior: float | None = None) -> np.ndarray:
     """The per-class shift of the log-probabilities that best fits the labels (Newton steps on
     the log-loss plus prior/2 * |bias|^2): how this set's inks under this light move the base
     reader's colour answers, learnt from every confirmed die at once."""

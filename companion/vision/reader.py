@@ -78,7 +78,7 @@ class ReaderModel:
             share = first / turns
             for head, rest in zip(heads, more):
                 head[unsure] = share * head[unsure] + (1 - share) * rest
-            if embedding is not None:
+            if embedding is not None and more_embedding is not None:
                 embedding[unsure] = share * embedding[unsure] + (1 - share) * more_embedding
         if embedding is not None:
             embedding /= np.maximum(np.linalg.norm(embedding, axis=1, keepdims=True), 1e-12)
