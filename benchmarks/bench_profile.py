@@ -110,7 +110,8 @@ def _describe(blend) -> str:
         return "+".join(parts) or "base"
 
     return (f"value {head(blend.value_weight, blend.value_bias)} {blend.value_errors[0]}->{blend.value_errors[1]}, "
-            f"colour {head(blend.color_weight, blend.color_bias)} {blend.color_errors[0]}->{blend.color_errors[1]}")
+            f"colour {head(blend.color_weight, blend.color_bias)} {blend.color_errors[0]}->{blend.color_errors[1]}"
+            + (", drops unlike boxes" if blend.drop_unlike else ""))
 
 
 def run_game(number: int, photos: list[LabelledImage], models, learn_ms: list[float], read_ms: dict, adjust_ms: list[float],
