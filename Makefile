@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_advisor.py
 	$(BIN)/python benchmarks/bench_read.py
 	$(BIN)/python benchmarks/bench_scorepad.py
+	$(BIN)/python benchmarks/bench_soak.py
 
 # The synthetic datasets (git-ignored, resumable): train, a validation set never trained on,
 # and a calibration set for the confidences.

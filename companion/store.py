@@ -297,6 +297,8 @@ class Store:
             return int(cur.lastrowid)
 
     def get_photo(self, photo_id: int) -> PhotoRecord:
+        if not 0 < photo_id < 2**63:  # SQLite's ids are 64-bit: no larger id can exist
+            raise NotFound(f"no photo {photo_id}")
         with self._read() as conn:
             row = conn.execute("SELECT * FROM photos WHERE id = ?", (photo_id,)).fetchone()
         if row is None:

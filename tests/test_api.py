@@ -286,3 +286,20 @@ def test_lan_mode_refuses_requests_without_the_join_code(db_path):
 def test_lan_mode_accepts_the_code_in_a_header(db_path):
     client = create_app(db_path, join_code="s3cret").test_client()
     assert client.get("/api/games", headers={"X-Join-Code": "s3cret"}).status_code == 200
+
+
+# --- house rules: one parser for the API and the game log ---------------------------------------
+
+@pytest.mark.parametrize("rules", [None, {}, {"natural_in_every_group": True}, {"natural_in_every_group": 1}, []])
+def test_the_api_and_a_game_log_read_house_rules_alike(client, rules):
+    log = {"players": ["Ann"], "mode": "solitaire", "rules": rules}
+    try:
+        from_log = Game.from_json(log).rules.natural_in_every_group
+    except Exception as exc:  # noqa: BLE001 - refused: the API must refuse it too, with the same reason
+        from_log = str(exc)
+    response = client.post("/api/games", json=log)
+    from_api = response.json["rules"]["natural_in_every_group"] if response.status_code == 201 else response.json["error"]
+    if isinstance(from_log, str):
+        assert response.status_code == 400 and from_log.lower() in from_api.lower()
+    else:
+        assert response.status_code == 201 and from_api == from_log

@@ -136,3 +136,10 @@ def test_the_command_reads_stdin_and_shows_examples():
     helped = subprocess.run([sys.executable, "-m", "companion", "replay", "--help"],
                             capture_output=True, text=True, timeout=60)
     assert helped.returncode == 0 and "companion replay game.json" in helped.stdout
+
+
+def test_a_log_with_a_number_too_long_to_read_exits_2_with_one_line(tmp_path, capsys):
+    path = write(tmp_path, "long.json", '{"players": ["Ann"], "turns": [], "seed": ' + "7" * 5001 + "}")
+    status, pads, err = replay(capsys, path)
+    assert status == 2 and pads == [] and len(err) == 1
+    assert err[0].startswith(f"companion replay: {path}: not a game log") and "digits" in err[0]

@@ -158,7 +158,7 @@ def _check(phase: int, rolls_left: int) -> None:
     if isinstance(phase, bool) or not isinstance(phase, int) or not 1 <= phase <= 10:
         raise ValueError(f"phase must be a whole number 1..10, got {phase!r}")
     if isinstance(rolls_left, bool) or not isinstance(rolls_left, int) or not 0 <= rolls_left <= MAX_ROLLS_LEFT:
-        raise ValueError(f"rolls left must be 0, 1 or 2 (a turn has 3 rolls), got {rolls_left!r}")
+        raise ValueError(f"rolls_left must be 0, 1 or 2 (a turn has 3 rolls), got {rolls_left!r}")
 
 
 def _indices(mask: int) -> tuple[int, ...]:

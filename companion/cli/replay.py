@@ -75,3 +75,5 @@ def _load(path: str) -> Any:
         raise GameError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise GameError("not a game log: JSON nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise GameError(f"not a game log: {str(exc).split(':')[0].lower()}") from None

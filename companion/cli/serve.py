@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import ctypes
+import ctypes.util
 import socket
 import sys
 from pathlib import Path
 
 from companion.store import default_db_path
+from companion.web_api.settings import MAX_STREAMS
 
 DEFAULT_PORT = 8010
 
@@ -25,17 +28,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--db", type=Path, default=None,
                         help=f"SQLite database (default {default_db_path()})")
     parser.add_argument("--lan", action="store_true", help="serve on the local network with a join code and QR code")
-    parser.add_argument("--threads", type=int, default=32,
-                        help="worker threads; each open page holds one for its live updates (default 32)")
+    parser.add_argument("--threads", type=int, default=16,
+                        help="worker threads for requests (default 16); live updates have their own")
+    parser.add_argument("--max-streams", type=int, default=MAX_STREAMS,
+                        help="open pages getting live updates at once; more are asked to retry "
+                        f"(default {MAX_STREAMS})")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from companion.server import create_app, make_server, new_join_code, shutdown
 
+    limit_malloc_arenas()
     db = args.db or default_db_path()
     code = new_join_code() if args.lan else None
-    app = create_app(db, join_code=code, warm_advisor=True)
+    app = create_app(db, join_code=code, lan_hosts=lan_addresses() if args.lan else (),
+                     max_streams=args.max_streams, warm_advisor=True)
     host = "0.0.0.0" if args.lan else "127.0.0.1"
     try:
         server = make_server(app, host, args.port, threads=args.threads)
@@ -60,6 +68,25 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+# glibc's mallopt parameter for the number of allocator arenas (malloc.h's M_ARENA_MAX).
+_M_ARENA_MAX = -8
+MALLOC_ARENAS = 2
+
+
+def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> None:
+    """Keep glibc to a few allocator arenas, before the server starts its threads.
+
+    By default glibc gives threads that allocate at once arenas of their own (up to 8 per
+    core) and hands little of them back, so photos decoded on many worker threads leave
+    the server gigabytes larger; with two arenas their memory is reused. Elsewhere than
+    glibc this does nothing."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.mallopt(_M_ARENA_MAX, arenas)
+    except (OSError, AttributeError):  # not glibc: its allocator has no such setting
+        pass
+
+
 def lan_address() -> str:
     """This machine's address on the LAN: the source address of a route, no packet is sent."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
@@ -68,6 +95,16 @@ def lan_address() -> str:
             return probe.getsockname()[0]
         except OSError:
             return socket.gethostbyname(socket.gethostname())
+
+
+def lan_addresses() -> list[str]:
+    """Every address of this machine a phone on the LAN may reach it by (the Host it sends)."""
+    found = [lan_address()]
+    try:
+        found += socket.gethostbyname_ex(socket.gethostname())[2]
+    except OSError:  # the host name does not resolve: the route's address is enough
+        pass
+    return list(dict.fromkeys(found))
 
 
 def qr_text(data: str) -> str:

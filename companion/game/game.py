@@ -172,7 +172,7 @@ class Game:
         turns = data.get("turns", [])
         if not isinstance(turns, list):
             raise GameError(f"\"turns\" must be a list, got {_json_type(turns)}")
-        game = cls.new(data["players"], data.get("mode", Mode.STANDARD), _rules_from_json(data.get("rules", {})))
+        game = cls.new(data["players"], data.get("mode", Mode.STANDARD), house_rules_from_json(data.get("rules")))
         for index, turn in enumerate(turns):
             try:
                 game.record(*_turn_from_json(turn))
@@ -221,7 +221,12 @@ def _turn_from_json(turn: Any) -> tuple[str, tuple[Face, ...]]:
     return player, tuple(p.face for p in parse_tokens(dice))
 
 
-def _rules_from_json(data: Any) -> HouseRules:
+def house_rules_from_json(data: Any) -> HouseRules:
+    """The house rules of a game log or an API request: an object of true/false switches.
+
+    Absent (None, JSON null) means no house rules. The one parser for every adapter."""
+    if data is None:
+        return HouseRules()
     if not isinstance(data, Mapping):
         raise GameError(f"\"rules\" must be an object, got {_json_type(data)}")
     known = {f.name: f for f in dataclasses.fields(HouseRules)}

@@ -26,7 +26,12 @@ from companion.vision.reading import HEIC_ADVICE, ImageError, is_heic
 # 960 lets a 12 MP JPEG (4000 or 4032 px wide) decode at 1/4 scale and 48 MP at 1/8.
 WORK_LONG_SIDE = 960
 MAX_BYTES = 100 * 1024 * 1024  # a phone photo is a few MB; refuse before reading more
-MAX_PIXELS = 100_000_000  # 100 MP: above this a decode could take gigabytes of memory
+# What one decode may cost. A baseline JPEG decodes at 1/2..1/8 scale (draft) a few rows
+# at a time, so even 100 MP costs about 100 MB. PNG, WebP and progressive JPEG (libjpeg
+# holds all of its coefficients) decode whole: their pixel count is the cost, about 3 bytes
+# each and once more to convert, so they get a budget of twice a 12 MP phone photo.
+MAX_PIXELS = 100_000_000  # a baseline JPEG
+MAX_FULL_DECODE_PIXELS = 24_000_000  # PNG, WebP, progressive JPEG and the rest
 _ORIENTATION_TAG = 0x0112
 _SWAPPING_ORIENTATIONS = (5, 6, 7, 8)  # the EXIF orientations that turn the photo by 90 degrees
 # The sharpest copy kept, as a multiple of the working size: a 12 MP JPEG then decodes at
@@ -105,16 +110,27 @@ def _open(source: bytes | str | os.PathLike) -> Image.Image:
         raise ImageError(f"{name}: image too large to decode safely") from None
     except (OSError, SyntaxError, ValueError) as exc:
         raise ImageError(f"{name}: broken image ({exc})") from None
+    try:
+        check_size(image)
+    except ImageError as exc:
+        image.close()
+        raise ImageError(f"{name}: {exc}") from None
+    return image
+
+
+def check_size(image: Image.Image) -> None:
+    """Refuse, from the header alone, a photo whose decode would cost more than its budget."""
     width, height = image.size
     if width <= 0 or height <= 0:
-        raise ImageError(f"{name}: broken image (size {width}x{height})")
-    if width * height > MAX_PIXELS:
-        image.close()
+        raise ImageError(f"broken image (size {width}x{height})")
+    scaled = image.format == "JPEG" and not image.info.get("progressive")
+    limit = MAX_PIXELS if scaled else MAX_FULL_DECODE_PIXELS
+    if width * height > limit:
+        kind = "JPEG photo" if scaled else f"{'progressive JPEG' if image.format == 'JPEG' else image.format} image"
         raise ImageError(
-            f"{name}: image is {width}x{height} ({width * height / 1e6:.0f} MP), too large to decode "
-            f"safely (limit {MAX_PIXELS / 1e6:.0f} MP)"
+            f"image is {width}x{height} ({width * height / 1e6:.0f} MP), too large to decode safely: "
+            f"a {kind} may have at most {limit / 1e6:.0f} MP"
         )
-    return image
 
 
 def _head(stream: io.BytesIO | str) -> bytes:
@@ -138,7 +154,8 @@ def _orientation(image: Image.Image) -> int:
 def _decode(image: Image.Image, name: str, long_side: int | None) -> tuple[Image.Image, int, int]:
     """Decode (at reduced scale where the format allows) and turn upright; return full upright size."""
     width, height = image.size
-    swapped = _orientation(image) in _SWAPPING_ORIENTATIONS
+    orientation = _orientation(image)
+    swapped = orientation in _SWAPPING_ORIENTATIONS
     full_w, full_h = (height, width) if swapped else (width, height)
     try:
         with warnings.catch_warnings():
@@ -148,15 +165,38 @@ def _decode(image: Image.Image, name: str, long_side: int | None) -> tuple[Image
                 # draft keeps the decoded size at least the requested size: never below long_side
                 image.draft("RGB", (max(1, int(np.ceil(width * k))), max(1, int(np.ceil(height * k)))))
             image.load()
-            try:
-                upright = ImageOps.exif_transpose(image)
-            except Exception:  # a broken EXIF block: keep the stored orientation
-                upright = image
+            if long_side is not None and max(image.size) >= 2 * long_side:
+                # Decoded whole (not a JPEG): shrink by whole pixels before converting or
+                # copying it, so that the full-size pixels are held once, not three times.
+                upright = _transpose(_reduce(image, max(image.size) // long_side), orientation)
+            else:
+                try:
+                    upright = ImageOps.exif_transpose(image)
+                except Exception:  # a broken EXIF block: keep the stored orientation
+                    upright = image
             # convert() copies even an RGB image: 17 ms at 12 MP's half scale
             rgb = upright if upright.mode == "RGB" else upright.convert("RGB")
     except (OSError, SyntaxError, ValueError, Image.DecompressionBombError, MemoryError) as exc:
         raise ImageError(f"{name}: broken image ({exc})") from None
     return rgb, full_w, full_h
+
+
+_TRANSPOSE = {2: Image.Transpose.FLIP_LEFT_RIGHT, 3: Image.Transpose.ROTATE_180,
+              4: Image.Transpose.FLIP_TOP_BOTTOM, 5: Image.Transpose.TRANSPOSE, 6: Image.Transpose.ROTATE_270,
+              7: Image.Transpose.TRANSVERSE, 8: Image.Transpose.ROTATE_90}  # as ImageOps.exif_transpose
+_REDUCIBLE = ("L", "LA", "RGB", "RGBA", "RGBX", "CMYK", "I", "F")
+
+
+def _reduce(image: Image.Image, factor: int) -> Image.Image:
+    """The image shrunk `factor` times by averaging blocks (Pillow's reduce)."""
+    if image.mode not in _REDUCIBLE:  # 1-bit, palette: as RGB first (bounded by the budget)
+        image = image.convert("RGBA" if "transparency" in image.info or image.mode == "PA" else "RGB")
+    return image.reduce(factor)
+
+
+def _transpose(image: Image.Image, orientation: int) -> Image.Image:
+    method = _TRANSPOSE.get(orientation)
+    return image if method is None else image.transpose(method)
 
 
 def load_work_image(source: bytes | str | os.PathLike, long_side: int = WORK_LONG_SIDE) -> WorkImage:

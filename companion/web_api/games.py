@@ -13,42 +13,23 @@ from collections import OrderedDict
 from typing import Any, Sequence
 
 from companion.dice import Color, DiceError, Face, parse_faces, standard_set
-from companion.game import Game, GameError, Mode
-from companion.rules import HouseRules
+from companion.game import Game, GameError, Mode, house_rules_from_json
 from companion.store import AttemptRecord, GameRecord
+from companion.web_api.fields import field
 
 MAX_NAME = 30
 
 
-def game_config(body: Any) -> dict[str, Any]:
+def game_config(body: dict[str, Any]) -> dict[str, Any]:
     """Check a create-game request and return the config to store (the game validates it too)."""
-    if not isinstance(body, dict):
-        raise GameError("send a JSON object with \"players\", \"mode\" and \"rules\"")
-    players = body.get("players")
-    if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
-        raise GameError("\"players\" must be a list of names")
-    players = [p.strip() for p in players]
+    players = [p.strip() for p in field(body, "players", list, "a list of names", items=str)]
     too_long = [p for p in players if len(p) > MAX_NAME]
     if too_long:
         raise GameError(f"name {too_long[0][:MAX_NAME]!r}... is longer than {MAX_NAME} characters")
     mode = Mode.parse(body.get("mode", "standard"))
-    rules = house_rules(body.get("rules", {}))
+    rules = house_rules_from_json(body.get("rules"))
     Game.new(players, mode, rules)  # the game's own checks: names, solitaire for one player...
     return {"players": players, "mode": mode.value, "rules": dataclasses.asdict(rules)}
-
-
-def house_rules(data: Any) -> HouseRules:
-    if data is None:
-        return HouseRules()
-    if not isinstance(data, dict):
-        raise GameError("\"rules\" must be an object")
-    known = {f.name for f in dataclasses.fields(HouseRules)}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise GameError(f"unknown house rule {unknown[0]!r}: known rules are {', '.join(sorted(known))}")
-    if not all(isinstance(v, bool) for v in data.values()):
-        raise GameError("house rules are true or false")
-    return HouseRules(**data)
 
 
 class ReplayCache:
@@ -93,7 +74,7 @@ def _key(game_id: str, attempts: Sequence[AttemptRecord]) -> tuple:
 
 def replay(record: GameRecord, attempts: Sequence[AttemptRecord]) -> Game:
     config = record.config
-    game = Game.new(config["players"], config["mode"], house_rules(config.get("rules")))
+    game = Game.new(config["players"], config["mode"], house_rules_from_json(config.get("rules")))
     for attempt in attempts:
         game.record(attempt.player, parse_faces(attempt.dice))
     return game

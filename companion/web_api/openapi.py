@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from companion.web_api.settings import MAX_LIST_ITEMS
+
 _ERROR = {"$ref": "#/components/schemas/Error"}
 
 
@@ -27,11 +29,15 @@ _PHOTO_BODY = {
     }}},
 }
 
+_RULES_IN = {"anyOf": [{"$ref": "#/components/schemas/HouseRules"}, {"type": "null"}],
+             "description": "absent or null: no house rules"}
+
 _GAME_ID = {"name": "game_id", "in": "path", "required": True, "schema": {"type": "string"}}
 
 _SCHEMAS: dict[str, Any] = {
     "Error": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}},
     "Token": {"type": "string", "description": "VALUE+COLOUR: 7b, 10g, Wr (value 1..10 or W; colour r/o/g/b)",
+              "pattern": "^(10|[1-9]|W)[rogb]$",
               "examples": ["7b", "Wr"]},
     "HouseRules": {"type": "object", "properties": {"natural_in_every_group": {"type": "boolean", "default": False}},
                    "additionalProperties": False},
@@ -87,7 +93,7 @@ _SCHEMAS: dict[str, Any] = {
 }
 
 
-def openapi_document() -> dict[str, Any]:
+def _document() -> dict[str, Any]:
     game = {"$ref": "#/components/schemas/Game"}
     tokens = {"type": "array", "items": {"$ref": "#/components/schemas/Token"}, "minItems": 1, "maxItems": 10}
     return {
@@ -104,7 +110,7 @@ def openapi_document() -> dict[str, Any]:
                 "summary": "Evaluate dice for a phase (live evaluation on the turn screen)",
                 "requestBody": _body({"type": "object", "required": ["phase", "dice"], "properties": {
                     "phase": {"type": "integer", "minimum": 1, "maximum": 10}, "dice": tokens,
-                    "rules": {"$ref": "#/components/schemas/HouseRules"}}}),
+                    "rules": _RULES_IN}}),
                 "responses": {"200": _json({"$ref": "#/components/schemas/Evaluation"}, "the best arrangement"),
                               "400": _err("bad phase or dice token")}}},
             "/api/advise": {"post": {
@@ -114,15 +120,17 @@ def openapi_document() -> dict[str, Any]:
                     "dice": {**tokens, "minItems": 10, "maxItems": 10, "description": "the 10 dice showing"},
                     "rolls_left": {"type": "integer", "minimum": 0, "maximum": 2,
                                    "description": "2 after the first roll, 1 after the second"},
-                    "rules": {"$ref": "#/components/schemas/HouseRules"}}}),
+                    "rules": _RULES_IN}}),
                 "responses": {"200": _json({"$ref": "#/components/schemas/Advice"}, "the three plans"),
                               "400": _err("bad phase, dice token, rolls_left, not 10 dice, "
                                           "or faces the dice set cannot show at once")}}},
             "/api/first-player": {"post": {
                 "summary": "Decide who starts from one high-die roll per player (seating order)",
                 "requestBody": _body({"type": "object", "required": ["players", "rolls"], "properties": {
-                    "players": {"type": "array", "items": {"type": "string"}},
-                    "rolls": {"type": "array", "items": {"type": "integer", "minimum": 5, "maximum": 10}}}}),
+                    "players": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1,
+                                "maxItems": MAX_LIST_ITEMS},
+                    "rolls": {"type": "array", "items": {"type": "integer", "minimum": 5, "maximum": 10},
+                              "minItems": 1, "maxItems": MAX_LIST_ITEMS, "description": "one per player, in order"}}}),
                 "responses": {"200": _json({"type": "object", "properties": {
                     "order": {"type": ["array", "null"], "items": {"type": "string"}},
                     "tied": {"type": "array", "items": {"type": "string"}, "description": "must roll again"}}},
@@ -138,9 +146,11 @@ def openapi_document() -> dict[str, Any]:
                         "responses": {"200": _json({"type": "object", "properties": {"games": {"type": "array"}}}, "games")}},
                 "post": {"summary": "Create a game; players are given in turn order",
                          "requestBody": _body({"type": "object", "required": ["players"], "properties": {
-                             "players": {"type": "array", "items": {"type": "string", "maxLength": 30}},
+                             "players": {"type": "array", "minItems": 1, "maxItems": MAX_LIST_ITEMS, "items": {
+                                 "type": "string", "minLength": 1, "maxLength": 30, "pattern": "\\S",
+                                 "description": "names differ ignoring case; solitaire is for 1 player"}},
                              "mode": {"enum": ["standard", "solitaire"], "default": "standard"},
-                             "rules": {"$ref": "#/components/schemas/HouseRules"}}}),
+                             "rules": _RULES_IN}}),
                          "responses": {"201": _json(game, "the new game"), "400": _err("bad players, mode or rules")}}},
             "/api/games/{game_id}": {
                 "parameters": [_GAME_ID],
@@ -151,16 +161,22 @@ def openapi_document() -> dict[str, Any]:
             "/api/games/{game_id}/events": {
                 "parameters": [_GAME_ID],
                 "get": {"summary": "Server-sent events: `state` (the Game, at once and after every change), "
-                                   "`deleted`; comment lines keep the stream alive",
+                                   "`deleted`; comment lines keep the stream alive. When as many streams are "
+                                   "open as the server holds, a client that accepts text/event-stream gets a "
+                                   "stream of one `busy` event ({error, retry_after}) with a `retry:` hint, "
+                                   "which a browser's EventSource follows; any other client gets 503",
                         "responses": {"200": {"description": "text/event-stream",
                                               "content": {"text/event-stream": {"schema": {"type": "string"}}}},
-                                      "404": _err("no such game")}}},
+                                      "404": _err("no such game"),
+                                      "503": {**_err("as many streams are open as the server holds; try again "
+                                                     "after Retry-After seconds"),
+                                              "headers": {"Retry-After": {"schema": {"type": "integer"}}}}}}},
             "/api/games/{game_id}/attempts": {
                 "parameters": [_GAME_ID],
                 "post": {"summary": "Confirm an attempt: the player's final dice for their current phase",
                          "requestBody": _body({"type": "object", "required": ["player", "seq", "dice"], "properties": {
                              "player": {"type": "string"},
-                             "seq": {"type": "integer", "description": "the game's seq as the page saw it; a second "
+                             "seq": {"type": "integer", "minimum": 0, "description": "the game's seq as the page saw it; a second "
                                                                         "device confirming the same turn gets 409"},
                              "dice": tokens,
                              "photo_id": {"type": ["integer", "null"]},
@@ -171,9 +187,11 @@ def openapi_document() -> dict[str, Any]:
                              "400": _err("bad dice"), "404": _err("no such game or photo"),
                              "409": _err("already recorded, or not this player's turn, or the game is over")}}},
             "/api/games/{game_id}/attempts/{seq}": {
-                "parameters": [_GAME_ID, {"name": "seq", "in": "path", "required": True, "schema": {"type": "integer"}}],
+                "parameters": [_GAME_ID, {"name": "seq", "in": "path", "required": True,
+                                          "schema": {"type": "integer", "minimum": 0}}],
                 "delete": {"summary": "Undo the last attempt (only if `seq` is still the last)",
                            "responses": {"200": _json({"type": "object", "properties": {"game": game}}, "undone"),
+                                         "404": _err("no such game"),
                                          "409": _err("not the last attempt any more")}}},
             "/api/games/{game_id}/photos": {
                 "parameters": [_GAME_ID],
@@ -191,3 +209,48 @@ def openapi_document() -> dict[str, Any]:
         },
         "components": {"schemas": _SCHEMAS},
     }
+
+
+# Each operation's id: its method and path, read as words ("post_api_games_game_id_attempts").
+def _operation_id(method: str, path: str) -> str:
+    words = path.replace("{", "").replace("}", "").replace(".", "_").strip("/").replace("/", "_").replace("-", "_")
+    return f"{method}_{words}"
+
+
+# What a response gives the requests that may follow it (OpenAPI links): the game a create
+# made, the attempt a confirm recorded, the photo an upload kept.
+_LINKS = {
+    ("/api/games", "post", "201"): {
+        f"{name}": {"operationId": _operation_id(method, path), "parameters": {"game_id": "$response.body#/id"}}
+        for name, method, path in (
+            ("GetGame", "get", "/api/games/{game_id}"), ("DeleteGame", "delete", "/api/games/{game_id}"),
+            ("UploadPhoto", "post", "/api/games/{game_id}/photos"))
+    } | {
+        # the first player's turn: whatever dice are rolled, this confirm is recorded
+        "RecordAttempt": {"operationId": _operation_id("post", "/api/games/{game_id}/attempts"),
+                          "parameters": {"game_id": "$response.body#/id"},
+                          "requestBody": {"player": "$response.body#/next", "seq": "$response.body#/seq",
+                                          "dice": ["7b", "7r", "7g", "3o", "3r", "Wb"]}},
+    },
+    ("/api/games/{game_id}/attempts", "post", "201"): {
+        "UndoAttempt": {"operationId": _operation_id("delete", "/api/games/{game_id}/attempts/{seq}"),
+                        "parameters": {"game_id": "$request.path.game_id", "seq": "$response.body#/attempt/seq"}},
+        "GetGame": {"operationId": _operation_id("get", "/api/games/{game_id}"),
+                    "parameters": {"game_id": "$request.path.game_id"}},
+    },
+    ("/api/games/{game_id}/photos", "post", "201"): {
+        "GetPhoto": {"operationId": _operation_id("get", "/api/photos/{photo_id}"),
+                     "parameters": {"photo_id": "$response.body#/photo_id"}},
+    },
+}
+
+
+def openapi_document() -> dict[str, Any]:
+    doc = _document()
+    for path, item in doc["paths"].items():
+        for method, operation in item.items():
+            if method != "parameters":
+                operation["operationId"] = _operation_id(method, path)
+    for (path, method, status), links in _LINKS.items():
+        doc["paths"][path][method]["responses"][status]["links"] = links
+    return doc

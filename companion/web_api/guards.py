@@ -1,0 +1,126 @@
+"""Checks made before any route runs, and headers added to every answer."""
+
+from __future__ import annotations
+
+import hmac
+
+from flask import Flask, Response, current_app, jsonify, request
+
+from companion.web_api import context
+from companion.web_api.settings import MAX_JSON_BYTES, MAX_PHOTO_BYTES
+
+# Room above the photo limit for the multipart framing; the photo itself is checked exactly.
+MULTIPART_SLACK = 1024 * 1024
+
+JOIN_COOKIE = "p10_join"
+JOIN_COOKIE_DAYS = 30
+STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# The page is one module script and its own styles, photos and the camera: nothing inline,
+# nothing from elsewhere, never in a frame.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
+    "media-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+
+
+def install(app: Flask) -> None:
+    # The Host first: a DNS-rebinding page must learn nothing, not even that a code is needed.
+    app.before_request(check_host)
+    app.before_request(check_origin)
+    app.before_request(check_join_code)
+    app.before_request(limit_body)
+    app.after_request(remember_join_code)
+    app.after_request(security_headers)
+
+
+def security_headers(response: Response) -> Response:
+    response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+    response.headers.setdefault("X-Frame-Options", "DENY")
+    response.headers.setdefault("Referrer-Policy", "same-origin")
+    return response
+
+
+def takes_photo(view):
+    """Mark a route that takes a photo upload: its body may be a photo's size, not a JSON's."""
+    view.takes_photo = True
+    return view
+
+
+def route_takes_photo() -> bool:
+    view = current_app.view_functions.get(request.endpoint or "")
+    return bool(getattr(view, "takes_photo", False))
+
+
+def limit_body():
+    """The most a request body may be, by route: refused (413) before any of it is parsed."""
+    if route_takes_photo():
+        request.max_content_length = MAX_PHOTO_BYTES + MULTIPART_SLACK
+        request.max_form_parts = 8  # the photo, and room for what a browser adds
+    else:
+        request.max_content_length = MAX_JSON_BYTES
+
+
+def check_host():
+    """Serve only the names the server is reached by: a page that rebinds its own name to
+    127.0.0.1 sends that name as the Host, and is refused."""
+    offered = request.headers.get("Host")
+    if offered is None:  # HTTP/1.0 without a Host: no browser sends that
+        return None
+    hosts = context.settings().hosts
+    if host_name(offered) in hosts:
+        return None
+    served = ", ".join(f"[{h}]" if ":" in h else h for h in hosts)
+    return _refuse(400, f"This scorepad answers only at {served}, not at {offered[:100]!r}.")
+
+
+def check_origin():
+    """Refuse a state-changing request sent by another site's page (a form or fetch in another
+    tab needs no CORS preflight for a multipart POST): its Origin is not this server."""
+    if request.method not in STATE_CHANGING:
+        return None
+    origin = request.headers.get("Origin")
+    if origin is None:
+        # Browsers send Origin on every cross-site POST; a client without one (curl, a script)
+        # is not a page in a browser. Sec-Fetch-Site still tells on old browsers.
+        if request.headers.get("Sec-Fetch-Site", "same-origin") in ("same-origin", "none"):
+            return None
+    elif origin.lower() == f"{request.scheme}://{request.host}".lower():
+        return None
+    return _refuse(403, f"A page from {(origin or 'another site')[:100]} may not change this scorepad; "
+                        "open the scorepad itself.")
+
+
+def host_name(host: str) -> str:
+    """The name in a Host header, without the port or IPv6 brackets: "[::1]:8010" -> "::1"."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:host.find("]")] if "]" in host else host
+    if host.count(":") == 1:
+        host = host.split(":", 1)[0]
+    return host.rstrip(".")
+
+
+def _refuse(status: int, message: str):
+    if request.path.startswith("/api/"):
+        return jsonify({"error": message}), status
+    return Response(message + "\n", status=status, mimetype="text/plain")
+
+
+def check_join_code():
+    """LAN mode: a request must carry the join code (query ?code=, cookie, or X-Join-Code)."""
+    code = context.settings().join_code
+    if not code:
+        return None
+    offered = request.args.get("code") or request.cookies.get(JOIN_COOKIE) or request.headers.get("X-Join-Code")
+    if offered and hmac.compare_digest(offered.encode(), code.encode()):
+        return None
+    return _refuse(403, "This scorepad needs its join code: scan the QR code or open the URL the server printed.")
+
+
+def remember_join_code(response: Response) -> Response:
+    code = context.settings().join_code
+    if code and request.args.get("code") == code and request.cookies.get(JOIN_COOKIE) != code:
+        response.set_cookie(JOIN_COOKIE, code, max_age=JOIN_COOKIE_DAYS * 86400, httponly=True, samesite="Strict")
+    return response

@@ -1,0 +1,125 @@
+"""Games: create, list, read, delete, record and undo attempts, upload photos, live updates."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, jsonify, request
+
+from companion.game import GameError
+from companion.store import NotFound
+from companion.web_api import context
+from companion.web_api.broadcast import Busy, busy_stream
+from companion.web_api.fields import ApiError, faces, field, json_body, sentence
+from companion.web_api.games import game_config, game_state, game_summary, photo_labels, reading_json
+from companion.web_api.guards import takes_photo
+from companion.web_api.photos import uploaded_photo
+
+bp = Blueprint("games", __name__, url_prefix="/api/games")
+STREAM_RETRY_S = 5  # a refused live stream: when to try again
+
+
+def _load(game_id: str):
+    record, attempts = context.store().game_and_attempts(game_id)
+    return record, attempts, context.cache().game(record, attempts)
+
+
+def _state(game_id: str) -> dict:
+    return game_state(*_load(game_id))
+
+
+def _announce(game_id: str) -> dict:
+    current = _state(game_id)
+    context.events().publish(game_id, "state", current)
+    return current
+
+
+@bp.get("")
+def list_games():
+    out = []
+    for record in context.store().list_games():
+        try:
+            out.append(game_summary(*_load(record.id)))
+        except NotFound:  # deleted meanwhile
+            continue
+    return jsonify({"games": out})
+
+
+@bp.post("")
+def create_game():
+    record = context.store().create_game(game_config(json_body()))
+    return jsonify(_state(record.id)), 201
+
+
+@bp.get("/<game_id>")
+def get_game(game_id: str):
+    return jsonify(_state(game_id))
+
+
+@bp.delete("/<game_id>")
+def delete_game(game_id: str):
+    context.store().delete_game(game_id)
+    context.events().publish(game_id, "deleted", {"id": game_id})
+    return jsonify({"deleted": game_id})
+
+
+@bp.get("/<game_id>/events")
+def game_events(game_id: str):
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    try:
+        # The state is read after subscribing, so no change falls between the two; no game: 404.
+        stream = context.events().stream(game_id, lambda: ("state", _state(game_id)),
+                                         request.environ.get("waitress.client_disconnected"))
+    except Busy as exc:
+        message = (f"The scorepad is busy: {exc}. Live updates resume when a page closes; "
+                   f"try again in {STREAM_RETRY_S} s.")
+        if request.accept_mimetypes.best == "text/event-stream":
+            # A browser's EventSource gives up on an error status, but reconnects by itself
+            # after a stream that ends: so it gets one that says when.
+            return Response(busy_stream(message, STREAM_RETRY_S), mimetype="text/event-stream", headers=headers)
+        raise ApiError(503, message, {"Retry-After": str(STREAM_RETRY_S)}) from None
+    return Response(stream, mimetype="text/event-stream", headers=headers)
+
+
+@bp.post("/<game_id>/attempts")
+def record_attempt(game_id: str):
+    body = json_body()
+    seq = field(body, "seq", int, "the attempt number the page shows (the game's \"seq\")", valid=lambda n: n >= 0)
+    player = field(body, "player", str, "the name of the player whose attempt this is")
+    dice = faces(body)
+    photo_id = field(body, "photo_id", int, "the id the photo upload returned, or null", optional=True)
+    store, cache = context.store(), context.cache()
+    with store.appending(game_id, seq) as (record, attempts, appender):
+        game = cache.game(record, attempts, for_update=True)
+        try:
+            attempt = game.record(player, dice)
+        except GameError as exc:
+            raise ApiError(409, sentence(str(exc))) from None
+        labels = None
+        if photo_id is not None:
+            photo = store.get_photo(photo_id)
+            sources = field(body, "sources", list, "per die, the index of the read die it came from, or null",
+                            optional=True)
+            labels = photo_labels(photo.reading, dice, sources)
+        added = appender.append(attempt.player, [f.token for f in dice], photo_id, labels)
+    cache.put(game_id, [*attempts, added], game)
+    current = _announce(game_id)
+    return jsonify({"attempt": {**attempt.to_json(), "seq": seq}, "game": current}), 201
+
+
+@bp.delete("/<game_id>/attempts/<int:seq>")
+def undo_attempt(game_id: str, seq: int):
+    undone = context.store().undo_last(game_id, seq)
+    current = _announce(game_id)
+    return jsonify({"undone": {"seq": undone.seq, "player": undone.player, "dice": undone.dice},
+                    "game": current})
+
+
+@bp.post("/<game_id>/photos")
+@takes_photo
+def upload_photo(game_id: str):
+    store = context.store()
+    store.get_game(game_id)  # 404 first: an unknown game should not cost a model run
+    data, mime = uploaded_photo()
+    reading = reading_json(context.photos()(data))
+    photo_id = store.add_photo(game_id, mime, data, reading)
+    return jsonify({"photo_id": photo_id, "url": f"/api/photos/{photo_id}", "reading": reading}), 201
+

@@ -1,0 +1,43 @@
+"""The server's settings and limits: one frozen object, made once by `create_app`."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+# The names a browser on this machine reaches the server by. A DNS-rebinding page reaches
+# it by its own name instead, so any other Host is refused.
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+MAX_PHOTO_BYTES = 25 * 1024 * 1024  # one photo upload (the multipart framing gets 1 MB more)
+MAX_JSON_BYTES = 64 * 1024  # a JSON request: a game of 8 players' names is under 1 KB
+MAX_JSON_DEPTH = 8  # the deepest request the API takes has 2 levels ({"rules": {...}})
+MAX_LIST_ITEMS = 64  # any list in a request (dice, players, rolls, sources)
+MAX_STREAMS = 128  # live-update streams open at once: a table's phones, many times over
+
+
+def cores() -> int:
+    """The CPU cores this process may run on (its affinity, not the machine's total)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSettings:
+    """What `companion serve` (or a test) decides about one server."""
+
+    join_code: str | None = None  # LAN mode: every request must carry it
+    hosts: tuple[str, ...] = LOOPBACK_HOSTS  # the Host names served (LAN mode adds its addresses)
+    keepalive_s: float = 15.0  # a comment on every idle live stream this often
+    # Open live streams at once; each holds a worker thread, and make_server adds this many
+    # threads to the request workers, so streams can never starve requests.
+    max_streams: int = MAX_STREAMS
+    # How often an idle stream checks that its client is still there (waitress tells).
+    disconnect_poll_s: float = 1.0
+    photo_reads: int = field(default_factory=cores)  # photos decoded and read at once
+
+    @property
+    def lan(self) -> bool:
+        return self.join_code is not None

@@ -1,0 +1,53 @@
+"""The OpenAPI document says exactly what the server does: schemathesis generates requests
+from it (bounded in examples, a few seconds in all) and checks every answer against it."""
+
+from __future__ import annotations
+
+import atexit
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from companion.server import create_app
+
+schemathesis = pytest.importorskip("schemathesis")
+from schemathesis.checks import positive_data_acceptance  # noqa: E402 - after the skip
+
+_DB = tempfile.TemporaryDirectory(prefix="companion-schema-")
+atexit.register(_DB.cleanup)
+APP = create_app(Path(_DB.name) / "schema.sqlite3", keepalive_s=0.2)
+# The event stream is endless by design: tests/test_api_live.py reads it over real HTTP.
+schema = schemathesis.openapi.from_wsgi("/api/openapi.json", APP).exclude(path="/api/games/{game_id}/events")
+
+# Requests the document cannot tell from good ones, so a schema-valid one may get 4xx:
+# bytes that are not a photo, ten faces the dice set cannot show at once, one roll per
+# player, names equal but for case (or a solitaire game of two).
+CROSS_FIELD_RULES = {
+    "POST /api/read", "POST /api/games/{game_id}/photos", "POST /api/advise", "POST /api/first-player",
+    "POST /api/games",
+}
+
+
+@schema.parametrize()
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+def test_every_answer_is_one_the_document_gives(case):
+    case.call_and_validate(excluded_checks=excluded_checks(case))
+
+
+def excluded_checks(case) -> list:
+    label = f"{case.operation.method.upper()} {case.operation.path}"
+    return [positive_data_acceptance] if label in CROSS_FIELD_RULES else []
+
+
+# Sequences of calls that follow the document's links, so that requests reach real games,
+# attempts and photos: create a game, confirm, undo, read it, delete it.
+class LinkedCalls(schema.as_state_machine()):
+    def validate_response(self, response, case, additional_checks=None, **kwargs):
+        case.validate_response(response, additional_checks=additional_checks, excluded_checks=excluded_checks(case))
+
+
+LinkedCalls.TestCase.settings = settings(max_examples=10, stateful_step_count=6, deadline=None, derandomize=True,
+                                         suppress_health_check=list(HealthCheck))
+TestLinkedCalls = LinkedCalls.TestCase
