@@ -33,14 +33,14 @@ class PhotoReader:
         self._lock = threading.Lock()
         self._read: Any = None
 
-    def __call__(self, data: bytes) -> Any:
+    def __call__(self, data: bytes, profile: Any = None) -> Any:
         from companion.vision import ImageError  # light: the error type only
 
         check_image(data)
         read = self._read or self._load()
         try:
             with self._slots:
-                return read(data)
+                return read(data, profile=profile)
         except ImageError as exc:
             raise ApiError(422, f"This photo cannot be read: {exc}. Nothing was changed.") from None
         except RuntimeError as exc:  # ModelsMissing and its kin: the reader, not the photo
@@ -51,10 +51,12 @@ class PhotoReader:
         with self._lock:
             if self._read is None:
                 try:
-                    from companion.vision import read_image
-                except Exception as exc:  # the pipeline itself cannot be imported
+                    from companion.vision import ReadSettings, read_image
+
+                    settings = ReadSettings.from_env()  # the environment, read once
+                except Exception as exc:  # the pipeline cannot be imported, or its settings are wrong
                     raise ApiError(503, f"The dice reader is not available ({exc}). Enter the dice by hand.") from None
-                self._read = read_image
+                self._read = lambda data, profile=None: read_image(data, settings=settings, profile=profile)
         return self._read
 
 
