@@ -2,6 +2,7 @@
 
 import { api, PHOTO_TYPES } from "./api.js";
 import { esc, toast } from "./dom.js";
+import { mountDiceSets, mountSetPicker } from "./profile.js";
 
 export async function renderHome(root) {
   root.innerHTML = `<div class="home">
@@ -40,6 +41,8 @@ export async function renderHome(root) {
     </section></div>`;
 
   const form = root.querySelector("#new-game");
+  const chosenSet = mountSetPicker(form, root.querySelector("#new-error")); // profile.js
+  mountDiceSets(root.querySelector(".home"));
   const list = root.querySelector("#players");
   const names = ["", ""];
   let order = null; // decided by rolls
@@ -158,6 +161,7 @@ export async function renderHome(root) {
         players,
         mode: modeValue(),
         rules: { natural_in_every_group: form.querySelector('input[name="natural"]').checked },
+        dice_set: chosenSet(),
       });
       location.hash = `#/game/${game.id}`;
     } catch (err) {

@@ -2,6 +2,7 @@
 // chips to correct, the live evaluation (from the server's rules engine), confirm and undo,
 // and the scorepad beside it, kept live by server-sent events.
 
+import { mountLearnt } from "./profile.js";
 import { RollAdvisor } from "./advice.js";
 import { api, PHOTO_TYPES } from "./api.js";
 import { chipHtml, describe } from "./dice.js";
@@ -37,6 +38,7 @@ class TurnView {
   async start() {
     this.root.innerHTML = layout();
     this.bind();
+    this.learnt = mountLearnt(this.root.querySelector(".turn"), this.id); // profile.js
     try {
       this.applyState(await api.game(this.id));
     } catch (err) {
@@ -103,6 +105,7 @@ class TurnView {
     const changed = !this.state || this.state.seq !== state.seq;
     const hadDraft = this.draft.dice.length > 0;
     this.state = state;
+    if (changed && this.learnt) this.learnt(); // a confirm or undo changes what was learnt
     if (changed) {
       if (fromStream && hadDraft && this.draft.seq !== state.seq) {
         this.showError("The scorepad changed on another device, so these dice were cleared. It is now "
