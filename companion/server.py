@@ -22,7 +22,7 @@ from companion.web_api import errors, guards
 from companion.web_api.broadcast import Broadcaster
 from companion.web_api.games import ReplayCache
 from companion.web_api.photos import PhotoReader
-from companion.web_api.routes import BLUEPRINTS
+from companion.web_api.routes import BLUEPRINTS, dice_sets
 from companion.web_api.settings import LOOPBACK_HOSTS, MAX_PHOTO_BYTES, MAX_STREAMS, ServerSettings
 
 log = logging.getLogger("companion.server")
@@ -55,6 +55,7 @@ def create_app(db_path: str | Path, *, join_code: str | None = None, lan_hosts: 
         "events": Broadcaster(settings.keepalive_s, settings.max_streams, settings.disconnect_poll_s),
         "photos": PhotoReader(settings.photo_reads, models_dir),
     }
+    dice_sets.install(app, app.extensions["companion"]["store"])
     guards.install(app)
     errors.install(app)
     for blueprint in BLUEPRINTS:

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+DEFAULT_DICE_SET = "Our dice"  # the set a scorepad starts with
+MAX_SET_NAME = 40
 APP_DIR_NAME = "phase10-companion"
 DB_FILE_NAME = "companion.sqlite3"
 
@@ -49,6 +51,24 @@ CREATE TABLE photos (
 CREATE INDEX photos_by_game ON photos(game_id);
 """
 
+# Schema 2: dice sets and what each learnt from its confirmed photos (companion/profile_api.py).
+_SCHEMA_2 = """
+CREATE TABLE dice_sets (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    name        TEXT NOT NULL UNIQUE,
+    created_at  REAL NOT NULL
+);
+ALTER TABLE games ADD COLUMN dice_set_id INTEGER REFERENCES dice_sets(id) ON DELETE SET NULL;
+CREATE TABLE profile_photos (
+    photo_id    INTEGER PRIMARY KEY REFERENCES photos(id) ON DELETE CASCADE,
+    set_id      INTEGER NOT NULL REFERENCES dice_sets(id) ON DELETE CASCADE,
+    dice        INTEGER NOT NULL,       -- how many dice the photo taught
+    learnt      BLOB NOT NULL,          -- those dice, a one-photo profile (companion/vision/profile.py)
+    created_at  REAL NOT NULL
+);
+CREATE INDEX profile_photos_by_set ON profile_photos(set_id);
+"""
+
 
 class StoreError(Exception):
     """A request the store cannot honour (unknown game, stale sequence number...)."""
@@ -68,6 +88,16 @@ class GameRecord:
     config: dict[str, Any]
     created_at: float
     updated_at: float
+    dice_set_id: int | None = None  # the dice set the game is played with (None: the first set)
+
+
+@dataclass(frozen=True, slots=True)
+class DiceSetRecord:
+    id: int
+    name: str
+    dice: int  # dice learnt from confirmed photos
+    photos: int  # photos they came from
+    created_at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +182,12 @@ class Store:
             )
         if version == 0:
             # One script, one transaction: a half-made schema is never left behind.
-            conn.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}PRAGMA user_version = {SCHEMA_VERSION};COMMIT;")
+            conn.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}PRAGMA user_version = 1;COMMIT;")
+            version = 1
+        if version == 1:
+            name = DEFAULT_DICE_SET.replace("'", "''")
+            conn.executescript(f"BEGIN IMMEDIATE;{_SCHEMA_2}INSERT INTO dice_sets (name, created_at) "
+                               f"VALUES ('{name}', {time.time()!r});PRAGMA user_version = 2;COMMIT;")
 
     def schema_version(self) -> int:
         with self._read() as conn:
@@ -164,15 +199,17 @@ class Store:
 
     # -- games ---------------------------------------------------------------------------
 
-    def create_game(self, config: dict[str, Any]) -> GameRecord:
+    def create_game(self, config: dict[str, Any], dice_set_id: int | None = None) -> GameRecord:
+        """A new game, played with dice set `dice_set_id` (None: the scorepad's first set)."""
         now = time.time()
         game_id = secrets.token_urlsafe(6)
         with self._write() as conn:
+            set_id = _dice_set_id(conn, dice_set_id)
             conn.execute(
-                "INSERT INTO games (id, config, created_at, updated_at) VALUES (?, ?, ?, ?)",
-                (game_id, json.dumps(config), now, now),
+                "INSERT INTO games (id, config, created_at, updated_at, dice_set_id) VALUES (?, ?, ?, ?, ?)",
+                (game_id, json.dumps(config), now, now, set_id),
             )
-        return GameRecord(game_id, config, now, now)
+        return GameRecord(game_id, config, now, now, set_id)
 
     def get_game(self, game_id: str) -> GameRecord:
         with self._read() as conn:
@@ -244,6 +281,8 @@ class Store:
                     "the scorepad has been refreshed"
                 )
             conn.execute("DELETE FROM attempts WHERE game_id = ? AND seq = ?", (game_id, seq))
+            if last.photo_id is not None:  # what its photo taught the dice set goes with it
+                conn.execute("DELETE FROM profile_photos WHERE photo_id = ?", (last.photo_id,))
             conn.execute("UPDATE games SET updated_at = ? WHERE id = ?", (time.time(), game_id))
         return last
 
@@ -275,6 +314,118 @@ class Store:
             yield self.get_photo(photo_id)
 
 
+    # -- dice sets and what they learnt --------------------------------------------------
+
+    def dice_sets(self) -> list[DiceSetRecord]:
+        with self._read() as conn:
+            rows = conn.execute(_SETS + " GROUP BY s.id ORDER BY s.id").fetchall()
+        return [_dice_set(r) for r in rows]
+
+    def dice_set(self, set_id: int | None) -> DiceSetRecord:
+        """The set (None: the scorepad's first)."""
+        with self._read() as conn:
+            set_id = _dice_set_id(conn, set_id)
+            row = conn.execute(_SETS + " WHERE s.id = ? GROUP BY s.id", (set_id,)).fetchone()
+        return _dice_set(row)
+
+    def create_dice_set(self, name: str) -> DiceSetRecord:
+        name = _set_name(name)
+        now = time.time()
+        with self._write() as conn:
+            try:
+                cur = conn.execute("INSERT INTO dice_sets (name, created_at) VALUES (?, ?)", (name, now))
+            except sqlite3.IntegrityError:
+                raise Conflict(f"there is already a dice set called {name!r}") from None
+        return DiceSetRecord(_row_id(cur), name, 0, 0, now)
+
+    def rename_dice_set(self, set_id: int, name: str) -> DiceSetRecord:
+        name = _set_name(name)
+        with self._write() as conn:
+            try:
+                if conn.execute("UPDATE dice_sets SET name = ? WHERE id = ?", (name, set_id)).rowcount == 0:
+                    raise NotFound(f"no dice set {set_id}")
+            except sqlite3.IntegrityError:
+                raise Conflict(f"there is already a dice set called {name!r}") from None
+        return self.dice_set(set_id)
+
+    def game_dice_set(self, game_id: str) -> int:
+        """The id of the dice set a game is played with."""
+        with self._read() as conn:
+            row = conn.execute("SELECT dice_set_id FROM games WHERE id = ?", (game_id,)).fetchone()
+            if row is None:
+                raise NotFound(f"no game {game_id!r}")
+            return _dice_set_id(conn, row["dice_set_id"], missing_ok=True)
+
+    def learn_photo(self, photo_id: int, set_id: int, dice: int, learnt: bytes) -> None:
+        """Record what a confirmed photo taught a set (replacing what it taught before), if the
+        photo's attempt still stands: an attempt undone meanwhile teaches nothing."""
+        with self._write() as conn:
+            if conn.execute("SELECT 1 FROM attempts WHERE photo_id = ?", (photo_id,)).fetchone() is None:
+                return
+            _dice_set_id(conn, set_id)
+            conn.execute("INSERT OR REPLACE INTO profile_photos (photo_id, set_id, dice, learnt, created_at) "
+                         "VALUES (?, ?, ?, ?, ?)", (photo_id, set_id, dice, learnt, time.time()))
+
+    def learnt_photos(self, set_id: int) -> list[tuple[int, bytes]]:
+        """(photo id, what it taught) for each photo a set learnt from, oldest first."""
+        with self._read() as conn:
+            rows = conn.execute("SELECT photo_id, learnt FROM profile_photos WHERE set_id = ? ORDER BY created_at, "
+                                "photo_id", (set_id,)).fetchall()
+        return [(int(r["photo_id"]), bytes(r["learnt"])) for r in rows]
+
+    def learnt_photo_ids(self, set_id: int) -> tuple[int, ...]:
+        """The photos a set learnt from (cheap: tells whether a cached profile is current)."""
+        with self._read() as conn:
+            rows = conn.execute("SELECT photo_id FROM profile_photos WHERE set_id = ? ORDER BY created_at, photo_id",
+                                (set_id,)).fetchall()
+        return tuple(int(r[0]) for r in rows)
+
+    def reset_profile(self, set_id: int) -> int:
+        """Forget everything a set learnt; returns how many dice were forgotten."""
+        with self._write() as conn:
+            _dice_set_id(conn, set_id)
+            row = conn.execute("SELECT COALESCE(SUM(dice), 0) FROM profile_photos WHERE set_id = ?", (set_id,)).fetchone()
+            conn.execute("DELETE FROM profile_photos WHERE set_id = ?", (set_id,))
+        return int(row[0])
+
+
+_SETS = ("SELECT s.id, s.name, s.created_at, COALESCE(SUM(p.dice), 0) AS dice, COUNT(p.photo_id) AS photos "
+         "FROM dice_sets s LEFT JOIN profile_photos p ON p.set_id = s.id")
+
+
+def _dice_set(row: sqlite3.Row) -> DiceSetRecord:
+    return DiceSetRecord(int(row["id"]), row["name"], int(row["dice"]), int(row["photos"]), row["created_at"])
+
+
+def _dice_set_id(conn: sqlite3.Connection, set_id: int | None, missing_ok: bool = False) -> int:
+    """`set_id` checked (NotFound), or the first set's for None (or a set deleted, if missing_ok)."""
+    if set_id is not None:
+        if conn.execute("SELECT 1 FROM dice_sets WHERE id = ?", (set_id,)).fetchone() is not None:
+            return int(set_id)
+        if not missing_ok:
+            raise NotFound(f"no dice set {set_id}")
+    row = conn.execute("SELECT MIN(id) FROM dice_sets").fetchone()
+    if row[0] is None:  # every set deleted by hand: start again with the default one
+        cur = conn.execute("INSERT INTO dice_sets (name, created_at) VALUES (?, ?)", (DEFAULT_DICE_SET, time.time()))
+        return _row_id(cur)
+    return int(row[0])
+
+
+def _row_id(cur: sqlite3.Cursor) -> int:
+    if cur.lastrowid is None:  # an INSERT always sets it
+        raise StoreError("the database gave no id for the new row")
+    return int(cur.lastrowid)
+
+
+def _set_name(name: str) -> str:
+    name = " ".join(str(name).split())
+    if not name:
+        raise StoreError("a dice set needs a name")
+    if len(name) > MAX_SET_NAME:
+        raise StoreError(f"a dice set's name has at most {MAX_SET_NAME} characters")
+    return name
+
+
 class _Appender:
     """Handed out by Store.appending: inserts the one attempt inside the held transaction."""
 
@@ -302,7 +453,7 @@ class _Appender:
 
 
 def _game(row: sqlite3.Row) -> GameRecord:
-    return GameRecord(row["id"], json.loads(row["config"]), row["created_at"], row["updated_at"])
+    return GameRecord(row["id"], json.loads(row["config"]), row["created_at"], row["updated_at"], row["dice_set_id"])
 
 
 def _attempts(conn: sqlite3.Connection, game_id: str) -> list[AttemptRecord]:

@@ -39,7 +39,7 @@ def _turned_mean(reader, crops: np.ndarray, turns) -> list[np.ndarray]:
     per_turn = []
     for k in turns:
         batch = np.ascontiguousarray(np.rot90(crops, k, axes=(1, 2)).transpose(0, 3, 1, 2), dtype=np.float32)
-        per_turn.append([_log_probs(h) for h in reader.session.run(None, {"crops": batch})])
+        per_turn.append([_log_probs(h) for h in reader.session.run(reader.heads, {"crops": batch})])
     return [np.mean(heads, axis=0) for heads in zip(*per_turn)]
 
 

@@ -15,7 +15,7 @@ from companion import __version__
 from companion.cli.common import EXIT_USAGE
 
 # Order is the order shown by --help.
-SUBCOMMANDS = ("score", "advise", "replay", "read", "serve", "export_corrections")
+SUBCOMMANDS = ("score", "advise", "replay", "read", "learn", "serve", "export_corrections")
 
 
 

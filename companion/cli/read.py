@@ -17,6 +17,7 @@ examples:
   companion read shots/*.jpg --json > readings.jsonl
   companion read photo.jpg --annotate photo.annotated.jpg
   companion read a.jpg b.png --annotate annotated/     (a folder: one copy per photo)
+  companion read --profile table.profile photo.jpg     (with what `companion learn` learnt)
 
 With --json each photo gives one line: {"image": path, "width": w, "height": h,
 "dice": [{"value": 1..10 or "W", "color": "red", "confidence": 0..1, "box": [x0, y0, x1, y1],
@@ -42,6 +43,8 @@ def register(subparsers) -> None:
     p.add_argument("--models", metavar="DIR", type=Path, default=None,
                    help="the folder of detector.onnx, reader.onnx and calibration.json "
                    "(default: $COMPANION_MODELS, else the models the package ships)")
+    p.add_argument("--profile", metavar="PROFILE",
+                   help="read with what this dice set's profile learnt (made by `companion learn`)")
     p.set_defaults(func=run)
 
 
@@ -66,6 +69,7 @@ def _human(image: str, reading) -> str:
 def run(args: argparse.Namespace) -> int:
     from companion.vision import ImageError, ReadSettings, read_image
     from companion.vision.models import ModelsMissing
+    from companion.vision.profile import ProfileError
 
     try:
         settings = ReadSettings.from_env()
@@ -74,11 +78,23 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"companion read: {exc}", file=sys.stderr)
         return EXIT_NO_MODELS
+    profile = None
+    if args.profile:
+        from companion.cli.learn import load_profile
+
+        try:
+            profile = load_profile(Path(args.profile))
+        except ProfileError as exc:
+            print(f"companion read: error: {exc}", file=sys.stderr)
+            return EXIT_BAD_IMAGE
+        if profile is None:
+            print(f"companion read: error: there is no profile {args.profile} (make it with companion learn)", file=sys.stderr)
+            return EXIT_BAD_IMAGE
     status = 0
     several = len(args.images) > 1
     for image in args.images:
         try:
-            reading = read_image(image, settings=settings)
+            reading = read_image(image, settings=settings, profile=profile)
         except ImageError as exc:
             print(f"companion read: {exc}", file=sys.stderr)
             status = EXIT_BAD_IMAGE
@@ -86,6 +102,9 @@ def run(args: argparse.Namespace) -> int:
         except ModelsMissing as exc:
             print(f"companion read: {exc}", file=sys.stderr)
             return EXIT_NO_MODELS
+        except ProfileError as exc:  # learnt with another reader
+            print(f"companion read: error: {args.profile}: {exc}", file=sys.stderr)
+            return EXIT_BAD_IMAGE
         if args.json:
             row = {"image": image, **reading.to_json()}
             print(json.dumps(row), flush=True)

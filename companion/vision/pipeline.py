@@ -19,6 +19,7 @@ from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_w
 from companion.vision.inks import light_cast, measure_ink
 from companion.vision.joint_colour import joint_colours
 from companion.vision.models import Models, load_models
+from companion.vision.profile import Profile
 from companion.vision.reader import ReaderLogits, softmax
 from companion.vision.reading import DieReading, Reading
 from companion.vision.regions import Box, faint_regions, input_windows
@@ -133,23 +134,31 @@ def read_boxes(
 
 
 def analyse(
-    work: WorkImage, models: Models, settings: ReadSettings = DEFAULT_SETTINGS, dice_set: DiceSet | None = None
+    work: WorkImage, models: Models, settings: ReadSettings = DEFAULT_SETTINGS, dice_set: DiceSet | None = None,
+    profile: Profile | None = None,
 ) -> Analysis:
     work, detections = find_faces(work, models, settings)
     detections = detections[:MAX_DICE + EXTRA_CANDIDATES]
     if not detections:
         return _nothing()
     read = read_boxes(work, detections, models, settings)
+    if profile is not None:
+        profile.check_reader(models.reader.fingerprint)
     cal = models.calibration
     faces = read.face_probability()
     faces = np.ones(len(detections)) if faces is None else faces
-    keep, second = _kept_boxes(detections, faces, cal.face_threshold, settings)
+    # an unsure box unlike every die this table confirmed is none of its dice (profile.py)
+    allowed = None if profile is None else profile.keeps(read.embedding, faces)
+    keep, second = _kept_boxes(detections, faces, cal.face_threshold, settings, allowed)
     if not keep:
         return _nothing()
     detections = [detections[i] for i in keep]
     value_logits, color_logits = read.value[keep], read.color[keep]
     value_probs = softmax(value_logits, cal.value_temperature)
     color_probs = softmax(color_logits, cal.color_temperature)
+    if profile is not None:  # what this table's confirmed dice taught, before the set's constraint
+        embedding = None if read.embedding is None else read.embedding[keep]
+        value_probs, color_probs = profile.adjust(embedding, value_probs, color_probs)
     moved = np.zeros(len(detections), dtype=bool)
     if settings.joint_colour:
         joint = joint_colours(color_probs, [measure_ink(work.rgb, d.box) for d in detections])
@@ -162,11 +171,13 @@ def analyse(
 
 
 def _kept_boxes(
-    detections: list[Detection], faces: np.ndarray, face_threshold: float, settings: ReadSettings
+    detections: list[Detection], faces: np.ndarray, face_threshold: float, settings: ReadSettings,
+    allowed: np.ndarray | None = None,
 ) -> tuple[list[int], np.ndarray]:
     """The boxes read as dice (surest first) and, per box, whether it may be a second box on a
-    cube a surer box is on (cubes.py): dropped with settings.one_per_cube, else kept."""
-    keep = [i for i in range(len(detections)) if faces[i] >= face_threshold]
+    cube a surer box is on (cubes.py): dropped with settings.one_per_cube, else kept.
+    `allowed` (None: all): the boxes a dice-set profile does not turn down."""
+    keep = [i for i in range(len(detections)) if faces[i] >= face_threshold and (allowed is None or allowed[i])]
     second = np.zeros(len(detections), dtype=bool)
     second[[keep[k] for k in second_boxes([detections[i] for i in keep], [float(faces[i]) for i in keep])]] = True
     if settings.one_per_cube:
@@ -192,10 +203,11 @@ def _scene_flags(
 
 
 def read_work_image(
-    work: WorkImage, models: Models, settings: ReadSettings = DEFAULT_SETTINGS, dice_set: DiceSet | None = None
+    work: WorkImage, models: Models, settings: ReadSettings = DEFAULT_SETTINGS, dice_set: DiceSet | None = None,
+    profile: Profile | None = None,
 ) -> list[DieReading]:
     """Read the dice of an already loaded photo (boxes in full-size upright pixels)."""
-    readings = analyse(work, models, settings, dice_set).dice
+    readings = analyse(work, models, settings, dice_set, profile).dice
     # reading order: top to bottom, then left to right, by rows of about one die's height
     return sorted(readings, key=lambda r: (round(r.box[1] / max(r.box[3] - r.box[1], 1)), r.box[0]))
 
@@ -214,18 +226,21 @@ def _reading(work: WorkImage, det: Detection, d: DecodedDie, unsure: bool) -> Di
 
 
 def read_image(
-    source: bytes | str | os.PathLike, models: Models | None = None, settings: ReadSettings = DEFAULT_SETTINGS
+    source: bytes | str | os.PathLike, models: Models | None = None, settings: ReadSettings = DEFAULT_SETTINGS,
+    profile: Profile | None = None,
 ) -> Reading:
     """Read every die in a photo (JPEG, PNG or WebP; bytes or a path).
 
-    `models` None loads (once per process) those of settings.models_dir. Raises ImageError
-    for data that is not an image, is broken, or is too large to decode safely, and
-    ModelsMissing when the model files are not there; a photo without dice gives a Reading
-    with an empty list.
+    `models` None loads (once per process) those of settings.models_dir. `profile`: what
+    this table's confirmed photos taught about its dice (companion/vision/profile.py; None:
+    the base reader alone). Raises ImageError for data that is not an image, is broken, or
+    is too large to decode safely, ModelsMissing when the model files are not there, and
+    ProfileError for a profile learnt with another reader; a photo without dice gives a
+    Reading with an empty list.
     """
     start = time.perf_counter()
     work = load_work_image(source)  # bad input fails before the models are even loaded
     models = models or load_models(settings.models_dir, settings.providers)
-    dice = read_work_image(work, models, settings)
+    dice = read_work_image(work, models, settings, profile=profile)
     ms = (time.perf_counter() - start) * 1000
     return Reading(work.full_width, work.full_height, dice, ms)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 # The vote starts with FIRST_TURNS turns of every crop; only a crop they leave unsure is read
 # at the other turns too (ReadSettings.reader_turns, reader_sure).
 FIRST_TURNS = 2
+EMBEDDING_OUTPUT = "embedding"  # the reader's optional output for learning a table's dice
 _DEFAULT = ReadSettings()
 
 
@@ -30,6 +31,9 @@ class ReaderLogits:
     value: np.ndarray  # (n, 11): 1..10, W
     color: np.ndarray  # (n, 4)
     face: np.ndarray | None = None  # (n, 2): not a top face, a top face
+    # (n, d), each row of length 1: what the heads read, averaged over the turns read; None for
+    # a reader without that output. Learning a table's dice compares these (profile.py).
+    embedding: np.ndarray | None = None
 
     def face_probability(self) -> np.ndarray | None:
         return None if self.face is None else softmax(self.face)[:, 1]
@@ -42,12 +46,20 @@ class ReaderModel:
     session: InferenceSession
     size: int
     has_face_head: bool = False
+    has_embedding: bool = False  # the file's `embedding` output (training/reader_embedding.py)
+    fingerprint: str = ""  # names this reader's file: embeddings of another reader mean nothing to it
 
     @classmethod
     def load(cls, path: Path, providers: Sequence[str] = CPU_PROVIDERS) -> ReaderModel:
         session = open_session(path, providers)
         outputs = [o.name for o in session.get_outputs()]
-        return cls(session, int(metadata(session).get("input_size", 64)), has_face_head="face" in outputs)
+        return cls(session, int(metadata(session).get("input_size", 64)), has_face_head="face" in outputs,
+                   has_embedding=EMBEDDING_OUTPUT in outputs, fingerprint=file_fingerprint(path))
+
+    @property
+    def heads(self) -> list[str]:
+        """The outputs the vote averages, in ReaderLogits' order."""
+        return ["value", "color"] + (["face"] if self.has_face_head else [])
 
     def logits(self, crops: np.ndarray, turns: int = _DEFAULT.reader_turns,
                sure: float = _DEFAULT.reader_sure) -> ReaderLogits:
@@ -59,22 +71,37 @@ class ReaderModel:
         the unsure ones pay for the rest.
         """
         first = min(turns, FIRST_TURNS)
-        heads = self._vote(crops, range(first))
+        heads, embedding = self._vote(crops, range(first))
         unsure = ~_sure(heads, sure) if turns > first else np.zeros(len(crops), dtype=bool)
         if unsure.any():
-            more = self._vote(crops[unsure], range(first, turns))
+            more, more_embedding = self._vote(crops[unsure], range(first, turns))
             share = first / turns
             for head, rest in zip(heads, more):
                 head[unsure] = share * head[unsure] + (1 - share) * rest
-        return ReaderLogits(heads[0], heads[1], heads[2] if self.has_face_head else None)
+            if embedding is not None and more_embedding is not None:
+                embedding[unsure] = share * embedding[unsure] + (1 - share) * more_embedding
+        if embedding is not None:
+            embedding /= np.maximum(np.linalg.norm(embedding, axis=1, keepdims=True), 1e-12)
+        return ReaderLogits(heads[0], heads[1], heads[2] if self.has_face_head else None, embedding)
 
-    def _vote(self, crops: np.ndarray, turns: range) -> list[np.ndarray]:
-        """Each head's log-probabilities averaged over the crops turned by each of `turns` quarter turns."""
+    def _vote(self, crops: np.ndarray, turns: range) -> tuple[list[np.ndarray], np.ndarray | None]:
+        """Each head's log-probabilities averaged over the crops turned by each of `turns` quarter
+        turns, and the mean of their embeddings (None without that output)."""
         n = len(crops)
         views = [np.rot90(crops, k, axes=(1, 2)) for k in turns]
         batch = np.ascontiguousarray(np.concatenate(views).transpose(0, 3, 1, 2), dtype=np.float32)
-        return [log_softmax(h).reshape(len(turns), n, -1).mean(axis=0)
-                for h in self.session.run(None, {"crops": batch})]
+        names = self.heads + ([EMBEDDING_OUTPUT] if self.has_embedding else [])
+        outputs = self.session.run(names, {"crops": batch})
+        heads = [log_softmax(h).reshape(len(turns), n, -1).mean(axis=0) for h in outputs[:len(self.heads)]]
+        embedding = outputs[-1].reshape(len(turns), n, -1).mean(axis=0) if self.has_embedding else None
+        return heads, embedding
+
+
+def file_fingerprint(path: Path) -> str:
+    """The first 16 hex digits of the file's SHA-256."""
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
 
 
 def _sure(heads: list[np.ndarray], level: float) -> np.ndarray:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from companion.game import MAX_NAME_LENGTH
+from companion.web_api.dice_sets_openapi import DICE_SET_SCHEMA, dice_set_paths
 from companion.web_api.settings import MAX_LIST_ITEMS
 
 _ERROR = {"$ref": "#/components/schemas/Error"}
@@ -151,8 +152,11 @@ def _document() -> dict[str, Any]:
                                  "type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH, "pattern": "\\S",
                                  "description": "names differ ignoring case; solitaire is for 1 player"}},
                              "mode": {"enum": ["standard", "solitaire"], "default": "standard"},
-                             "rules": _RULES_IN}}),
-                         "responses": {"201": _json(game, "the new game"), "400": _err("bad players, mode or rules")}}},
+                             "rules": _RULES_IN,
+                             "dice_set": {"type": ["integer", "null"], "description": "the dice set played with "
+                                          "(GET /api/dice-sets); default: the scorepad's first"}}}),
+                         "responses": {"201": _json(game, "the new game"), "400": _err("bad players, mode or rules"),
+                                       "404": _err("no such dice set")}}},
             "/api/games/{game_id}": {
                 "parameters": [_GAME_ID],
                 "get": {"summary": "A game: scorepad, next player and phase, attempts",
@@ -184,7 +188,10 @@ def _document() -> dict[str, Any]:
                              "sources": {"type": "array", "items": {"type": ["integer", "null"]},
                                          "description": "per die, the index of the read die it came from (null: typed in)"}}}),
                          "responses": {"201": _json({"type": "object", "properties": {
-                             "attempt": {"$ref": "#/components/schemas/Attempt"}, "game": game}}, "recorded"),
+                             "attempt": {"$ref": "#/components/schemas/Attempt"}, "game": game,
+                             "dice_set": {"oneOf": [{"$ref": "#/components/schemas/DiceSet"}, {"type": "null"}],
+                                          "description": "what the game's set learnt, once the photo is learnt"}}},
+                             "recorded"),
                              "400": _err("bad dice"), "404": _err("no such game or photo"),
                              "409": _err("already recorded, or not this player's turn, or the game is over")}}},
             "/api/games/{game_id}/attempts/{seq}": {
@@ -203,12 +210,13 @@ def _document() -> dict[str, Any]:
                              "reading": {"$ref": "#/components/schemas/Reading"}}}, "the reading"),
                              "400": _err("no photo field"), "404": _err("no such game"), "413": _err("over 25 MB"),
                              "422": _err("not an image or unreadable"), "503": _err("dice reader unavailable")}}},
+            **dice_set_paths(_json, _err, _body, _GAME_ID),
             "/api/photos/{photo_id}": {
                 "parameters": [{"name": "photo_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
                 "get": {"summary": "A stored photo, as uploaded", "responses": {
                     "200": {"description": "the image", "content": {"image/*": {}}}, "404": _err("no such photo")}}},
         },
-        "components": {"schemas": _SCHEMAS},
+        "components": {"schemas": {**_SCHEMAS, "DiceSet": DICE_SET_SCHEMA}},
     }
 
 

@@ -6,7 +6,6 @@ The vision pipeline is imported on first use, so the scorepad runs without it.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import io
 import logging
 import threading
@@ -37,14 +36,14 @@ class PhotoReader:
         self._lock = threading.Lock()
         self._read: Any = None
 
-    def __call__(self, data: bytes) -> Any:
+    def __call__(self, data: bytes, profile: Any = None) -> Any:
         from companion.vision import ImageError  # light: the error type only
 
         check_image(data)
         read = self._read or self._load()
         try:
             with self._slots:
-                return read(data)
+                return read(data, profile=profile)
         except ImageError as exc:
             raise ApiError(422, f"This photo cannot be read: {exc}. Nothing was changed.") from None
         except RuntimeError as exc:  # ModelsMissing and its kin: the reader, not the photo
@@ -62,7 +61,7 @@ class PhotoReader:
                     raise ApiError(503, f"The dice reader is not available ({exc}). Enter the dice by hand.") from None
                 if self._models_dir is not None:
                     settings = dataclasses.replace(settings, models_dir=self._models_dir)
-                self._read = functools.partial(read_image, settings=settings)
+                self._read = lambda data, profile=None: read_image(data, settings=settings, profile=profile)
         return self._read
 
 

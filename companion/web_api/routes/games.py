@@ -12,6 +12,7 @@ from companion.web_api.fields import ApiError, faces, field, json_body, sentence
 from companion.web_api.games import game_config, game_state, game_summary, photo_labels, reading_json
 from companion.web_api.guards import takes_photo
 from companion.web_api.photos import uploaded_photo
+from companion.web_api.routes.dice_sets import learn_confirmed, profile_for_game
 
 bp = Blueprint("games", __name__, url_prefix="/api/games")
 STREAM_RETRY_S = 5  # a refused live stream: when to try again
@@ -45,7 +46,9 @@ def list_games():
 
 @bp.post("")
 def create_game():
-    record = context.store().create_game(game_config(json_body()))
+    body = json_body()
+    dice_set = field(body, "dice_set", int, "the id of one of the scorepad's dice sets, or null", optional=True)
+    record = context.store().create_game(game_config(body), dice_set)
     return jsonify(_state(record.id)), 201
 
 
@@ -102,7 +105,9 @@ def record_attempt(game_id: str):
         added = appender.append(attempt.player, [f.token for f in dice], photo_id, labels)
     cache.put(game_id, [*attempts, added], game)
     current = _announce(game_id)
-    return jsonify({"attempt": {**attempt.to_json(), "seq": seq}, "game": current}), 201
+    # the confirmed photo teaches the game's dice set (after the turn is safely recorded)
+    learnt = learn_confirmed(game_id, photo_id) if photo_id is not None else None
+    return jsonify({"attempt": {**attempt.to_json(), "seq": seq}, "game": current, "dice_set": learnt}), 201
 
 
 @bp.delete("/<game_id>/attempts/<int:seq>")
@@ -119,7 +124,7 @@ def upload_photo(game_id: str):
     store = context.store()
     store.get_game(game_id)  # 404 first: an unknown game should not cost a model run
     data, mime = uploaded_photo()
-    reading = reading_json(context.photos()(data))
+    reading = reading_json(context.photos()(data, profile_for_game(game_id)))
     photo_id = store.add_photo(game_id, mime, data, reading)
     return jsonify({"photo_id": photo_id, "url": f"/api/photos/{photo_id}", "reading": reading}), 201
 

@@ -2,6 +2,7 @@
 
 import { api, PHOTO_TYPES } from "./api.js";
 import { esc, toast } from "./dom.js";
+import { mountDiceSets, mountSetPicker } from "./profile.js";
 
 // `info` is /api/info: the values a high die shows come from the dice set, not from here.
 export async function renderHome(root, info) {
@@ -42,6 +43,8 @@ export async function renderHome(root, info) {
     </section></div>`;
 
   const form = root.querySelector("#new-game");
+  const chosenSet = mountSetPicker(form, root.querySelector("#new-error")); // profile.js
+  mountDiceSets(root.querySelector(".home"));
   const list = root.querySelector("#players");
   const names = ["", ""];
   let order = null; // decided by rolls
@@ -169,6 +172,7 @@ export async function renderHome(root, info) {
         players,
         mode,
         rules: { natural_in_every_group: form.querySelector('input[name="natural"]').checked },
+        dice_set: chosenSet(),
       });
       location.hash = `#/game/${game.id}`;
     } catch (err) {

@@ -5,6 +5,7 @@
 // normal turn is two taps: the photo, then Confirm.
 
 import { FINAL_ROLL, RollAdvisor } from "./advice.js";
+import { mountLearnt } from "./profile.js";
 import { api, PHOTO_TYPES } from "./api.js";
 import { cameraMessage, cameraUsable } from "./camera.js";
 import { chipHtml, describe } from "./dice.js";
@@ -49,6 +50,7 @@ class TurnView {
   async start() {
     this.root.innerHTML = layout();
     this.bind();
+    this.learnt = mountLearnt(this.root.querySelector(".turn"), this.id); // profile.js
     try {
       this.applyState(await api.game(this.id));
     } catch (err) {
@@ -122,6 +124,7 @@ class TurnView {
     const changed = !this.state || this.state.seq !== state.seq;
     const hadDraft = this.draft.dice.length > 0;
     this.state = state;
+    if (changed && this.learnt) this.learnt(); // a confirm or undo changes what was learnt
     if (changed) {
       // A message about the game as it was (a refused confirm, a change elsewhere) no longer
       // applies once the game has moved on.

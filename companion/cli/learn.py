@@ -1,0 +1,173 @@
+"""`companion learn PROFILE LABELS.jsonl`: learn a dice set's look from labelled photos."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from companion.cli.common import EXIT_USAGE
+
+EPILOG = """\
+Each line of LABELS is one photo:
+  {"image": "shots/1.jpg", "dice": [{"value": 7, "color": "red", "box": [x0, y0, x1, y1]}, ...]}
+value 1..10 or "W", color red, orange, green or blue, box in pixels of the upright photo
+around the die's top face: what `companion read --json` prints, so a corrected reading is a
+label file. A relative image path is taken from the current folder, else from LABELS' folder.
+
+PROFILE is created when missing. Every line is checked and learnt before PROFILE is written,
+and it is written whole or not at all: bad input changes nothing. A photo learnt again
+replaces what it taught before. Read with it: companion read --profile PROFILE IMAGE...
+
+examples:
+  companion read shots/*.jpg --json > labels.jsonl     (then correct the wrong dice)
+  companion learn table.profile labels.jsonl
+  companion read --profile table.profile next.jpg
+"""
+
+
+class LabelsError(ValueError):
+    """A line of the label file that cannot be learnt from."""
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "learn",
+        help="learn a dice set's look from labelled photos (a profile for `read --profile`)",
+        description="Add the labelled dice of photos to a dice-set profile, so that reading with it "
+        "reads this set better (docs/vision.md, \"Learning a table's dice\").",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("profile", metavar="PROFILE", help="the profile file (created when missing)")
+    p.add_argument("labels", metavar="LABELS.jsonl", help="one labelled photo per line")
+    p.set_defaults(func=run)
+
+
+def _fail(message: str) -> int:
+    print(f"companion learn: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def parse_labels(path: Path) -> list[tuple[int, str, Path, list]]:
+    """(line number, image as written, its path, its confirmed dice) for each photo line."""
+    from companion.dice import WILD_TEXT, Color, DiceError, Face
+    from companion.vision.learn import ConfirmedDie
+
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LabelsError(f"cannot read {path}: {exc.strerror if isinstance(exc, OSError) else 'not UTF-8 text'}") from None
+    photos = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{path} line {number}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise LabelsError(f"{where}: not JSON ({exc.msg})") from None
+        if not isinstance(row, dict) or not isinstance(row.get("image"), str) or not isinstance(row.get("dice"), list):
+            raise LabelsError(f'{where}: wants {{"image": path, "dice": [...]}}')
+        dice = []
+        for k, die in enumerate(row["dice"], 1):
+            if not isinstance(die, dict):
+                raise LabelsError(f"{where}, die {k}: not an object")
+            value = die.get("value")
+            if value in (WILD_TEXT, WILD_TEXT.lower()):
+                value = None
+            elif isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10:
+                raise LabelsError(f'{where}, die {k}: value {die.get("value")!r} is not 1..10 or "W"')
+            color_text = die.get("color")
+            try:
+                color = Color.parse(color_text) if isinstance(color_text, str) else None
+            except DiceError:
+                color = None
+            if color is None:
+                raise LabelsError(f"{where}, die {k}: unknown colour {die.get('color')!r} (red, orange, green or blue)")
+            box = die.get("box")
+            if not isinstance(box, list) or len(box) != 4 or not all(
+                    isinstance(v, (int, float)) and not isinstance(v, bool) for v in box):
+                raise LabelsError(f"{where}, die {k}: box {box!r} is not [x0, y0, x1, y1]")
+            x0, y0, x1, y1 = (float(v) for v in box)
+            dice.append(ConfirmedDie(Face(value, color), (x0, y0, x1, y1)))
+        photos.append((number, row["image"], _image_path(row["image"], path), dice))
+    if not photos:
+        raise LabelsError(f"{path} has no labelled photo")
+    return photos
+
+
+def _image_path(image: str, labels: Path) -> Path:
+    given = Path(image)
+    if given.is_absolute() or given.exists():
+        return given
+    beside = labels.parent / given
+    return beside if beside.exists() else given
+
+
+def load_profile(path: Path):
+    """The profile in `path` (ProfileError when it is not one), None when there is no file."""
+    from companion.vision.profile import Profile, ProfileError
+
+    if not path.exists():
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ProfileError(f"cannot read {path}: {exc.strerror}") from None
+    return Profile.from_bytes(data, str(path))
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write the whole file or leave the old one: a temporary file beside it, then a rename."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def run(args: argparse.Namespace) -> int:
+    from companion.vision import ImageError, ReadSettings
+    from companion.vision.learn import LabelError, learn_photo
+    from companion.vision.models import ModelsMissing, load_models
+    from companion.vision.profile import ProfileError
+
+    target = Path(args.profile)
+    try:
+        settings = ReadSettings.from_env()
+        photos = parse_labels(Path(args.labels))
+        profile = load_profile(target)
+        models = load_models(settings.models_dir, settings.providers)
+    except (LabelsError, ProfileError, ValueError) as exc:
+        return _fail(str(exc))
+    except ModelsMissing as exc:
+        print(f"companion learn: {exc}", file=sys.stderr)
+        return 1
+    before = len(profile) if profile is not None else 0
+    for number, image, path, dice in photos:
+        try:
+            profile = learn_photo(profile, image, path, dice, models, settings)
+        except (ImageError, LabelError) as exc:
+            return _fail(f"{args.labels} line {number} ({image}): {exc}")
+        except ProfileError as exc:
+            return _fail(f"{target}: {exc}")
+    try:
+        write_atomically(target, profile.to_bytes())
+    except OSError as exc:
+        return _fail(f"cannot write {target}: {exc.strerror}")
+    blend = profile.blend
+    use = "the base reader alone so far" if not blend.active else (
+        f"checked on {blend.checked} dice: value errors {blend.value_errors[0]} -> {blend.value_errors[1]}, "
+        f"colour errors {blend.color_errors[0]} -> {blend.color_errors[1]}")
+    print(f"{target}: learnt {sum(len(d) for *_, d in photos)} dice from {len(photos)} photos "
+          f"({len(profile)} dice of {len(profile.photos)} photos in all, {before} before); reads with {use}")
+    return 0

@@ -1,0 +1,110 @@
+"""The scorepad's dice-set profiles: what each set learnt from its confirmed photos.
+
+Ties the store (SQLite: which photos each set learnt from, each photo's learnt dice) to the
+vision side (companion/vision/learn.py, profile.py), so the web layer only calls these:
+
+- learn(photo_id, set_id): after an attempt with a photo is confirmed, its dice (the boxes
+  read, the faces as confirmed) are learnt and recorded for the game's set;
+- profile(set_id): the set's profile for reading its next photos (None while nothing is
+  learnt), built from the recorded photos and kept until they change;
+- undoing the attempt deletes its photo's record (Store.undo_last), reset forgets the set's.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from companion.dice import Color, Face
+from companion.store import DiceSetRecord, Store
+from companion.vision.learn import ConfirmedDie, learn_photo
+from companion.vision.models import Models
+from companion.vision.profile import Profile, ProfileError
+from companion.vision.settings import ReadSettings
+
+
+@dataclass(frozen=True, slots=True)
+class SetSummary:
+    """What the page shows about a set: "learnt from 24 dice of this set"."""
+
+    id: int
+    name: str
+    dice: int
+    photos: int
+    in_use: bool  # the guard lets what was learnt change readings
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "name": self.name, "dice": self.dice, "photos": self.photos, "in_use": self.in_use}
+
+
+class TableProfiles:
+    def __init__(self, store: Store, models: Callable[[], Models], settings: ReadSettings = ReadSettings()):
+        self.store = store
+        self._models = models  # loads the models on first use (the server may start without them)
+        self.settings = settings
+        self._cache: dict[int, tuple[tuple[int, ...], Profile | None]] = {}
+        self._lock = threading.Lock()
+
+    def learn(self, photo_id: int, set_id: int) -> int:
+        """Learn a confirmed photo's boxed dice into set `set_id`; returns how many were learnt."""
+        photo = self.store.get_photo(photo_id)
+        dice = confirmed_dice(photo.labels)
+        if not dice:
+            return 0
+        models = self._models()
+        learnt = learn_photo(None, photo_name(photo_id), photo.data, dice, models, self.settings)
+        self.store.learn_photo(photo_id, set_id, len(learnt), learnt.to_bytes())
+        return len(learnt)
+
+    def profile(self, set_id: int) -> Profile | None:
+        """The set's profile (None while it learnt nothing, or learnt with another reader)."""
+        ids = self.store.learnt_photo_ids(set_id)
+        with self._lock:
+            cached = self._cache.get(set_id)
+            if cached is not None and cached[0] == ids:
+                return cached[1]
+        profile = self._build(set_id) if ids else None
+        with self._lock:
+            self._cache[set_id] = (ids, profile)
+        return profile
+
+    def _build(self, set_id: int) -> Profile | None:
+        reader = self._models().reader
+        parts = []
+        for photo_id, data in self.store.learnt_photos(set_id):
+            try:
+                part = Profile.from_bytes(data, photo_name(photo_id))
+                part.check_reader(reader.fingerprint)
+            except ProfileError:
+                continue  # learnt with an earlier reader: it cannot help this one
+            parts.append(part)
+        if not parts:
+            return None
+        return Profile.merged(reader.fingerprint, parts[0].dim, parts)
+
+    def summary(self, set_id: int | None) -> SetSummary:
+        record: DiceSetRecord = self.store.dice_set(set_id)
+        profile = self.profile(record.id) if record.dice else None
+        return SetSummary(record.id, record.name, record.dice, record.photos,
+                          bool(profile is not None and profile.blend.active))
+
+
+def photo_name(photo_id: int) -> str:
+    return f"photo {photo_id}"
+
+
+def confirmed_dice(labels) -> list[ConfirmedDie]:
+    """The boxed dice of a photo's confirmed labels (companion/web_api/games.py: photo_labels);
+    dice typed in by hand have no box and teach nothing."""
+    if not isinstance(labels, dict):
+        return []
+    out = []
+    for die in labels.get("dice", []):
+        box = die.get("box")
+        if not box:
+            continue
+        value = None if die.get("value") == "W" else int(die["value"])
+        x0, y0, x1, y1 = (float(v) for v in box)
+        out.append(ConfirmedDie(Face(value, Color.parse(die["color"])), (x0, y0, x1, y1)))
+    return out

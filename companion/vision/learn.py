@@ -1,0 +1,94 @@
+"""Adding a confirmed photo's dice to a dice-set profile (companion/vision/profile.py).
+
+The players' confirmation gives, for each die, its box in the photo and its face. Each box is
+cut as the pipeline cuts a detected box (from the sharper copy when the faces are small, as
+find_faces would) and read by the reader once: its embedding and the base reader's calibrated
+probabilities are what the profile keeps.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from companion.dice import Face
+from companion.vision.crops import box_crop
+from companion.vision.decoder import color_index, value_index
+from companion.vision.image_io import WorkImage, load_detail, load_work_image
+from companion.vision.models import Models
+from companion.vision.pipeline import DEFAULT_SETTINGS, MAX_ZOOM, SMALL_FACE_PX, USUAL_FACE_PX
+from companion.vision.profile import Profile, ProfileError
+from companion.vision.reader import softmax
+from companion.vision.reading import Box
+from companion.vision.settings import ReadSettings
+
+# A box may stick out of the photo by this many pixels (rounding in a label file) and is
+# then cut back to the photo.
+BOX_SLACK = 2.0
+
+
+class LabelError(ValueError):
+    """A confirmed die that cannot be learnt from: its box is not inside the photo."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmedDie:
+    face: Face
+    box: Box  # pixels of the upright full-size photo, around the top face
+
+
+def learn_photo(profile: Profile | None, photo: str, source: bytes | str | os.PathLike | WorkImage,
+                dice: Sequence[ConfirmedDie], models: Models, settings: ReadSettings = DEFAULT_SETTINGS) -> Profile:
+    """`profile` (None: a new one) with the dice of one confirmed photo added under the name
+    `photo` (replacing what that name held). Raises ImageError for a photo that cannot be
+    read, LabelError for a box outside it, ProfileError for a reader without an embedding or
+    a profile of another reader; the profile given is never changed (profiles are values)."""
+    reader = models.reader
+    if not reader.has_embedding:
+        raise ProfileError("the reader has no embedding output: make it with python -m training.reader_embedding")
+    if profile is not None:
+        profile.check_reader(reader.fingerprint)
+    work = source if isinstance(source, WorkImage) else load_work_image(source)
+    boxes = [_inside(d.box, work, i) for i, d in enumerate(dice)]
+    if not dice:
+        return profile if profile is not None else Profile.empty(reader.fingerprint, _embedding_width(models))
+    image = _crop_source(work, boxes)
+    crops = np.stack([box_crop(image.rgb, image.to_work(b), reader.size) for b in boxes])
+    read = reader.logits(crops, settings.reader_turns, settings.reader_sure)
+    if read.embedding is None:  # has_embedding said otherwise: a broken file
+        raise ProfileError("the reader gave no embedding")
+    cal = models.calibration
+    start = profile if profile is not None else Profile.empty(reader.fingerprint, read.embedding.shape[1])
+    return start.add(photo, read.embedding, [value_index(d.face.value) for d in dice],
+                     [color_index(d.face.color) for d in dice], softmax(read.value, cal.value_temperature),
+                     softmax(read.color, cal.color_temperature), read.face_probability())
+
+
+def _inside(box: Box, work: WorkImage, index: int) -> Box:
+    x0, y0, x1, y1 = (float(v) for v in box)
+    w, h = work.full_width, work.full_height
+    if not all(np.isfinite((x0, y0, x1, y1))) or x1 <= x0 or y1 <= y0:
+        raise LabelError(f"die {index + 1}: box {list(box)} is not [x0, y0, x1, y1] with x0 < x1 and y0 < y1")
+    if x0 < -BOX_SLACK or y0 < -BOX_SLACK or x1 > w + BOX_SLACK or y1 > h + BOX_SLACK:
+        raise LabelError(f"die {index + 1}: box {list(box)} lies outside the {w} x {h} photo")
+    return (max(0.0, x0), max(0.0, y0), min(float(w), x1), min(float(h), y1))
+
+
+def _crop_source(work: WorkImage, boxes: list[Box]) -> WorkImage:
+    """The image the pipeline would cut these faces from: the sharper copy when they are small."""
+    sides = [max(b[2] - b[0], b[3] - b[1]) / work.scale_x for b in boxes]
+    typical = float(np.median(sides))
+    if typical >= SMALL_FACE_PX:
+        return work
+    return load_detail(work, round(work.long_side * min(MAX_ZOOM, USUAL_FACE_PX / max(typical, 1.0))))
+
+
+def _embedding_width(models: Models) -> int:
+    crop = np.zeros((1, models.reader.size, models.reader.size, 3), np.uint8)
+    embedding = models.reader.logits(crop, 1).embedding
+    if embedding is None:
+        raise ProfileError("the reader gave no embedding")
+    return int(embedding.shape[1])

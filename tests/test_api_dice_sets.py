@@ -1,0 +1,70 @@
+"""The scorepad's dice sets over HTTP: naming, a game's set, learning from a confirmed photo
+(real models, a sample photo), undo and reset."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import models_ready
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_images"
+
+
+def test_a_scorepad_starts_with_one_set_and_sets_can_be_named(client):
+    sets = client.get("/api/dice-sets").json["sets"]
+    assert [(s["name"], s["dice"], s["in_use"]) for s in sets] == [("Our dice", 0, False)]
+    made = client.post("/api/dice-sets", json={"name": "Travel set"})
+    assert made.status_code == 201 and made.json["name"] == "Travel set"
+    again = client.post("/api/dice-sets", json={"name": "Travel set"})
+    assert again.status_code == 409 and "already" in again.json["error"]
+    blank = client.post("/api/dice-sets", json={"name": "  "})
+    assert blank.status_code == 400 and "name" in blank.json["error"]
+    renamed = client.patch(f"/api/dice-sets/{sets[0]['id']}", json={"name": "Grandma's dice"})
+    assert renamed.json["name"] == "Grandma's dice"
+    assert client.patch("/api/dice-sets/999", json={"name": "x"}).status_code == 404
+
+
+def test_a_new_game_picks_its_set(client):
+    travel = client.post("/api/dice-sets", json={"name": "Travel set"}).json
+    game = client.post("/api/games", json={"players": ["Ann", "Bob"], "dice_set": travel["id"]}).json
+    assert client.get(f"/api/games/{game['id']}/dice-set").json["name"] == "Travel set"
+    plain = client.post("/api/games", json={"players": ["Ann", "Bob"]}).json
+    assert client.get(f"/api/games/{plain['id']}/dice-set").json["name"] == "Our dice"
+    unknown = client.post("/api/games", json={"players": ["Ann", "Bob"], "dice_set": 999})
+    assert unknown.status_code == 404
+
+
+@pytest.mark.skipif(not models_ready(), reason="models/ has no ONNX files yet")
+def test_a_confirmed_photo_teaches_the_games_set_undo_forgets_it_and_reset_clears(client):
+    game = client.post("/api/games", json={"players": ["Ann", "Bob"]}).json
+    photo = (SAMPLES / "s08_webp.webp").read_bytes()
+    upload = client.post(f"/api/games/{game['id']}/photos",
+                         data={"photo": (__import__("io").BytesIO(photo), "dice.webp")},
+                         content_type="multipart/form-data")
+    assert upload.status_code == 201
+    reading = upload.json["reading"]
+    dice = [d["token"] for d in reading["dice"]]
+    confirm = client.post(f"/api/games/{game['id']}/attempts", json={
+        "player": "Ann", "seq": 0, "dice": dice, "photo_id": upload.json["photo_id"],
+        "sources": list(range(len(dice)))})
+    assert confirm.status_code == 201
+    learnt = client.get(f"/api/games/{game['id']}/dice-set").json
+    assert learnt["dice"] == len(dice) and learnt["photos"] == 1
+    # the next photo of the game is read with the set's profile: the same answer shape
+    second = client.post(f"/api/games/{game['id']}/photos",
+                         data={"photo": (__import__("io").BytesIO(photo), "dice.webp")},
+                         content_type="multipart/form-data")
+    assert second.status_code == 201 and len(second.json["reading"]["dice"]) == len(dice)
+    assert client.delete(f"/api/games/{game['id']}/attempts/0").status_code == 200
+    assert client.get(f"/api/games/{game['id']}/dice-set").json["dice"] == 0
+    # learnt again, then reset from the settings
+    client.post(f"/api/games/{game['id']}/attempts", json={
+        "player": "Ann", "seq": 0, "dice": dice, "photo_id": upload.json["photo_id"],
+        "sources": list(range(len(dice)))})
+    set_id = learnt["id"]
+    assert client.get("/api/dice-sets").json["sets"][0]["dice"] == len(dice)
+    reset = client.delete(f"/api/dice-sets/{set_id}/learnt")
+    assert reset.json["forgotten"] == len(dice) and reset.json["set"]["dice"] == 0
+    assert client.delete("/api/dice-sets/999/learnt").status_code == 404

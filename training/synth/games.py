@@ -1,0 +1,220 @@
+"""Games: K photos of one dice set at one table under one light (benchmarks/bench_profile.py).
+
+    python -m training.synth.games --out data/games --games 16 --photos 8 [--seed 5001] [--workers 1]
+
+What learning a table's dice (companion/vision/profile.py) is measured on. Every game draws
+one look of the dice from outside what the models were trained on, and one table, one light
+and one phone; photo after photo only the roll (which dice, which faces), the dice's layout,
+the clutter and the camera (tilt, roll, height, blur, noise, exposure) change, as in a real
+game at one table.
+
+The look is further from training than the validation split's: the font is one of the
+validation-only families, the body one of BODIES_GAMES (none in training), every ink 7..12
+degrees of hue off its base (training: within 7), the table one of the validation-only kinds.
+The light is one of LIGHTS: a warm lamp, daylight, or a dim room.
+
+Output: the dataset format (docs/dataset_format.md), `OUT/labels.jsonl` + `OUT/images/`,
+with `conditions` naming the game (`game`, `photo` 0..K-1) and its look (`body`, `font`,
+`light_kind`...). Seeded per game and per photo; resumable like training.synth: photos
+already listed are skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from training.synth.appearance import Appearance, ink_bases, jitter_rgb, sample_appearance
+from training.synth.dataset import done_indices, encode_jpeg, label_record
+from training.synth.dice_render import UP, Light
+from training.synth.effects import apply_effects, kelvin_rgb, sample_effects
+from training.synth.fonts import fonts_for_split
+from training.synth.scene import (
+    GENERATOR_VERSION, SIZES, TABLE_STEP, Photo, SceneOptions, _camera, _conditions, _draw_dice, _focus_map,
+    _label, _n_dice, _overlays, _shadows, _table_coords, place_clutter, place_dice, place_pip_dice,
+)
+from training.synth.clutter import draw_item, item_texture
+from training.synth.textures import TABLES_VAL, render_table
+
+GAMES_CODE = 3  # the splits are 0..2 (training.synth.dataset.SPLIT_CODES)
+DEFAULT_SEED = 5001
+# Bodies no training photo has (rgb 0..1): the validation split's own and two more.
+BODIES_GAMES: dict[str, tuple[float, float, float]] = {
+    "pearl": (0.97, 0.95, 0.93),
+    "charcoal": (0.20, 0.20, 0.22),
+    "sand": (0.88, 0.82, 0.70),
+    "mint": (0.78, 0.93, 0.85),
+    "lavender": (0.82, 0.78, 0.93),
+    "rose": (0.95, 0.82, 0.84),
+}
+INK_HUE_OFF = (7.0, 12.0)  # degrees, either way
+# (kelvin range, ambient range, elevation range in degrees)
+LIGHTS: dict[str, tuple[tuple[float, float], tuple[float, float], tuple[float, float]]] = {
+    "warm-lamp": ((2600.0, 3200.0), (0.3, 0.5), (35.0, 80.0)),
+    "daylight": ((5000.0, 7000.0), (0.45, 0.7), (40.0, 85.0)),
+    "dim": ((3000.0, 4500.0), (0.2, 0.3), (25.0, 60.0)),
+}
+TABLES_GAMES = tuple(t for t in TABLES_VAL if t in ("marble", "tartan", "terrazzo")) or TABLES_VAL
+
+
+@dataclass(frozen=True)
+class GameSetting:
+    """What stays the same for a whole game."""
+
+    look: Appearance
+    light: Light
+    light_kind: str
+    table: str
+    table_seed: int
+    size: tuple[int, int]
+    wb_correction: float  # how much of the light's colour the phone corrects
+
+
+def game_rng(seed: int, game: int, photo: int | None = None) -> np.random.Generator:
+    return np.random.default_rng([seed, GAMES_CODE, game] + ([] if photo is None else [photo]))
+
+
+def _look(rng: np.random.Generator) -> Appearance:
+    """A validation-split look, then a body and inks no training photo has."""
+    base = sample_appearance(rng, "val")
+    body_name = str(rng.choice(sorted(BODIES_GAMES)))
+    body = jitter_rgb(rng, BODIES_GAMES[body_name], rng.uniform(-4, 4), (0.8, 1.2), (0.95, 1.03))
+    dark = float(np.mean(body)) < 0.35
+    shared = rng.uniform(0.95, 1.25) if dark else rng.uniform(0.75, 1.1)
+    inks = {}
+    for color, rgb in ink_bases().items():
+        hue = float(rng.choice([-1, 1]) * rng.uniform(*INK_HUE_OFF))
+        ink = jitter_rgb(rng, rgb, hue, (0.7, 1.1), (0.9, 1.1))
+        inks[color] = tuple(float(np.clip(c * shared, 0, 1)) for c in ink)
+    return replace(base, split="games", body_name=body_name, body_rgb=tuple(float(c) for c in body), inks=inks)
+
+
+def _light(rng: np.random.Generator) -> tuple[str, Light]:
+    kind = str(rng.choice(sorted(LIGHTS)))
+    kelvin, ambient, elevation = LIGHTS[kind]
+    el, az = np.radians(rng.uniform(*elevation)), rng.uniform(0, 2 * np.pi)
+    direction = np.array([np.cos(el) * np.cos(az), np.cos(el) * np.sin(az), np.sin(el)])
+    light = Light(direction, float(rng.uniform(*ambient)), float(rng.uniform(*kelvin)),
+                  float(rng.uniform(0.03, 0.5)), float(rng.uniform(0.3, 0.85)))
+    return kind, light
+
+
+def game_setting(seed: int, game: int) -> GameSetting:
+    rng = game_rng(seed, game)
+    look = _look(rng)
+    kind, light = _light(rng)
+    table = str(rng.choice(TABLES_GAMES))
+    size = SIZES[int(rng.integers(len(SIZES)))]
+    return GameSetting(look, light, kind, table, int(rng.integers(2**31)), size, float(rng.uniform(0.5, 1.0)))
+
+
+def render_game_photo(seed: int, game: int, photo: int) -> Photo:
+    """Photo `photo` of game `game`: the game's look, table and light; its own roll and camera."""
+    setting = game_setting(seed, game)
+    rng = game_rng(seed, game, photo)
+    opts = SceneOptions()
+    n = _n_dice(rng)
+    cam = _camera(rng, setting.size, n, opts)
+    out_of_frame = bool(rng.random() < 0.3)
+    dice = place_dice(rng, cam, n, out_of_frame)
+    light = setting.light
+    # the same table texture in every photo: its random draws come from the game's own seed
+    table = render_table(np.random.default_rng(setting.table_seed), setting.table, *_table_coords(cam, TABLE_STEP))
+    canvas = cv2.resize(table * np.float32(light.lambert(UP)), (cam.width, cam.height), interpolation=cv2.INTER_LINEAR)
+    pips = place_pip_dice(rng, cam, dice, int(rng.choice([0, 0, 0, 1])))
+    items = place_clutter(rng, cam, dice + pips, int(rng.choice([0, 1, 2, 3])))
+    fonts = fonts_for_split("val")
+    for item in items:
+        draw_item(canvas, cam, item, item_texture(rng, item, fonts) * np.float32([light.lambert(UP)] * 3 + [1.0]))
+    _shadows(canvas, cam, dice + pips, light)
+    _draw_dice(rng, canvas, cam, setting.look, dice, pips, light, opts)
+    extras = _overlays(rng, canvas, cam, dice, light, opts)
+    light_rgb = kelvin_rgb(light.kelvin)
+    canvas *= light_rgb.astype(np.float32)
+    fx = sample_effects(rng, light_rgb)
+    # one phone under one light: the colour cast it leaves is the game's, not the photo's
+    fx = replace(fx, wb_gain=tuple(float(g) for g in (1.0 / light_rgb) ** setting.wb_correction), tint=(1.0, 1.0, 1.0))
+    depth = _focus_map(rng, cam, dice) if fx.blur_kind == "defocus" and cam.tilt_deg > 12 and rng.random() < 0.5 else None
+    image = apply_effects(rng, canvas, fx, depth, None)
+    labels = [lab for lab in (_label(cam, d) for d in dice) if lab is not None]
+    conditions = _conditions("games", setting.look, cam, light, setting.table, fx, dice, items, out_of_frame)
+    conditions.update({"pip_dice": len(pips), **extras, "depth_of_field": depth is not None,
+                       "generator": GENERATOR_VERSION, "seed": seed, "game": game, "photo": photo,
+                       "light_kind": setting.light_kind})
+    return Photo(image, labels, conditions)
+
+
+@dataclass(frozen=True)
+class _Job:
+    out: str
+    seed: int
+    photos: int
+    index: int  # game * photos + photo
+
+
+def _make_one(job: _Job) -> str:
+    cv2.setNumThreads(1)
+    game, photo = divmod(job.index, job.photos)
+    shot = render_game_photo(job.seed, game, photo)
+    shot.conditions["index"] = job.index
+    rel = f"images/{job.index:06d}.jpg"
+    path = Path(job.out) / rel
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(encode_jpeg(shot.image, shot.conditions["jpeg_quality"]))
+    os.replace(tmp, path)
+    return json.dumps(label_record(shot, rel), separators=(",", ":"))
+
+
+def write_games(out: Path, games: int, photos: int, seed: int = DEFAULT_SEED, workers: int = 1) -> int:
+    """Make every photo of games 0..games-1 not made yet; returns how many were made now."""
+    (out / "images").mkdir(parents=True, exist_ok=True)
+    labels = out / "labels.jsonl"
+    done = done_indices(labels)
+    if done:
+        first = json.loads(labels.read_text("utf-8").split("\n", 1)[0])["conditions"]
+        if first.get("seed") != seed or first.get("photos", photos) != photos:
+            raise ValueError(f"{out} holds games of seed {first.get('seed')}, not {seed}: use another folder")
+    jobs = [_Job(str(out), seed, photos, i) for i in range(games * photos) if i not in done]
+    made = 0
+    with labels.open("a", encoding="utf-8") as sink:
+        pool = mp.get_context("fork").Pool(workers) if workers > 1 else None
+        results = pool.imap(_make_one, jobs) if pool else map(_make_one, jobs)
+        try:
+            for line in results:
+                sink.write(line + "\n")
+                sink.flush()
+                made += 1
+        finally:
+            if pool is not None:
+                pool.terminate()
+    return made
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m training.synth.games", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--games", type=int, required=True)
+    ap.add_argument("--photos", type=int, default=8, help="photos per game (default 8)")
+    ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    ap.add_argument("--workers", type=int, default=1)
+    args = ap.parse_args(argv)
+    if args.games < 0 or args.photos < 1:
+        ap.error("--games must be >= 0 and --photos >= 1")
+    start = time.time()
+    made = write_games(args.out, args.games, args.photos, args.seed, max(1, args.workers))
+    print(f"{args.out}: made {made} photos in {time.time() - start:.1f} s ({args.games} games x {args.photos})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

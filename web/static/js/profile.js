@@ -1,0 +1,137 @@
+// Dice sets and what each learnt from the confirmed photos: the set picker of a new game,
+// the "Dice sets" settings (name, reset, add) and the turn screen's "learnt from N dice" line.
+
+import { esc, toast } from "./dom.js";
+
+async function call(method, url, body) {
+  const init = { method, headers: {} };
+  if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    init.headers["Content-Type"] = "application/json";
+  }
+  let response;
+  try {
+    response = await fetch(url, init);
+  } catch (err) {
+    throw new Error("The scorepad server cannot be reached. Check the Wi-Fi and try again.");
+  }
+  const data = await response.json().catch(() => null);
+  if (!response.ok) throw new Error(data && data.error ? data.error : `The server answered ${response.status}.`);
+  return data;
+}
+
+export const setsApi = {
+  list: () => call("GET", "/api/dice-sets"),
+  create: (name) => call("POST", "/api/dice-sets", { name }),
+  rename: (id, name) => call("PATCH", `/api/dice-sets/${id}`, { name }),
+  reset: (id) => call("DELETE", `/api/dice-sets/${id}/learnt`),
+  ofGame: (gameId) => call("GET", `/api/games/${encodeURIComponent(gameId)}/dice-set`),
+};
+
+export function learntText(set) {
+  if (!set.dice) return `${set.name}: nothing learnt yet; each confirmed photo teaches the reader this set.`;
+  const dice = `${set.dice} ${set.dice === 1 ? "die" : "dice"}`;
+  const use = set.in_use ? "" : " (not used yet: it does not read better so far)";
+  return `Learnt from ${dice} of this set (${set.name})${use}.`;
+}
+
+// A "Dice set" choice in the new-game form, before `before`; returns () => the chosen set id.
+export function mountSetPicker(form, before) {
+  const box = document.createElement("fieldset");
+  box.className = "dice-set";
+  box.innerHTML = `<legend>Dice set</legend>
+    <select id="dice-set" aria-label="Dice set"><option value="">Loading…</option></select>`;
+  form.insertBefore(box, before);
+  const select = box.querySelector("select");
+  setsApi.list().then(({ sets }) => {
+    select.innerHTML = sets.map((s) => `<option value="${s.id}">${esc(s.name)}${s.dice ? ` · learnt from ${s.dice} dice` : ""}</option>`).join("");
+    box.hidden = sets.length < 2; // one set: nothing to choose
+  }).catch(() => { box.hidden = true; });
+  return () => (select.value ? Number(select.value) : null);
+}
+
+// The "Dice sets" card: each set's name and what it learnt, rename, reset, add a set.
+export function mountDiceSets(container) {
+  const card = document.createElement("section");
+  card.className = "card dice-sets";
+  card.innerHTML = `<h2>Dice sets</h2>
+    <p class="hint">The reader learns each set's dice from the photos you confirm. A table with several sets can name them; a new game picks its set.</p>
+    <ul class="sets" id="sets"><li class="muted">Loading…</li></ul>
+    <form id="new-set" class="new-set" autocomplete="off">
+      <input type="text" maxlength="40" id="new-set-name" placeholder="New set's name" aria-label="New set's name">
+      <button type="submit" class="btn">+ Add set</button>
+    </form>`;
+  container.appendChild(card);
+  const list = card.querySelector("#sets");
+
+  async function draw() {
+    let sets;
+    try {
+      ({ sets } = await setsApi.list());
+    } catch (err) {
+      list.innerHTML = `<li class="error">${esc(err.message)}</li>`;
+      return;
+    }
+    list.innerHTML = sets.map((s) => `<li class="set-row" data-id="${s.id}">
+        <input type="text" maxlength="40" value="${esc(s.name)}" aria-label="Name of the set ${esc(s.name)}" data-rename="${s.id}">
+        <span class="learnt">${s.dice ? `learnt from ${s.dice} ${s.dice === 1 ? "die" : "dice"}` : "nothing learnt yet"}</span>
+        <button type="button" class="btn" data-reset="${s.id}" ${s.dice ? "" : "disabled"} aria-label="Reset what ${esc(s.name)} learnt">Reset</button>
+      </li>`).join("");
+  }
+
+  list.addEventListener("change", async (event) => {
+    const id = event.target.dataset.rename;
+    if (!id) return;
+    try {
+      await setsApi.rename(id, event.target.value);
+      toast("Set renamed.");
+    } catch (err) {
+      toast(err.message, "error");
+    }
+    await draw();
+  });
+  list.addEventListener("click", async (event) => {
+    const button = event.target.closest("[data-reset]");
+    if (!button) return;
+    if (!confirm("Forget everything this set learnt from your photos? The reader then reads it as it came.")) return;
+    try {
+      const { forgotten } = await setsApi.reset(button.dataset.reset);
+      toast(`Forgot ${forgotten} ${forgotten === 1 ? "die" : "dice"}.`);
+    } catch (err) {
+      toast(err.message, "error");
+    }
+    await draw();
+  });
+  card.querySelector("#new-set").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const input = card.querySelector("#new-set-name");
+    try {
+      await setsApi.create(input.value);
+      input.value = "";
+      toast("Set added.");
+    } catch (err) {
+      toast(err.message, "error");
+    }
+    await draw();
+  });
+  draw();
+  return draw;
+}
+
+// The turn screen's line: what the game's set learnt. Returns a refresh function.
+export function mountLearnt(container, gameId) {
+  const line = document.createElement("p");
+  line.className = "learnt-line muted";
+  line.id = "learnt";
+  line.setAttribute("role", "status");
+  container.appendChild(line);
+  const refresh = async () => {
+    try {
+      line.textContent = learntText(await setsApi.ofGame(gameId));
+    } catch (err) {
+      line.textContent = "";
+    }
+  };
+  refresh();
+  return refresh;
+}
