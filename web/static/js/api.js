@@ -7,7 +7,7 @@ export class ApiError extends Error {
   }
 }
 
-async function call(method, url, body, isForm = false) {
+export async function call(method, url, body, isForm = false) {
   const init = { method, headers: {} };
   if (body !== undefined) {
     if (isForm) init.body = body;

@@ -1,24 +1,8 @@
 // Dice sets and what each learnt from the confirmed photos: the set picker of a new game,
 // the "Dice sets" settings (name, reset, add) and the turn screen's "learnt from N dice" line.
 
+import { call } from "./api.js";
 import { esc, toast } from "./dom.js";
-
-async function call(method, url, body) {
-  const init = { method, headers: {} };
-  if (body !== undefined) {
-    init.body = JSON.stringify(body);
-    init.headers["Content-Type"] = "application/json";
-  }
-  let response;
-  try {
-    response = await fetch(url, init);
-  } catch (err) {
-    throw new Error("The scorepad server cannot be reached. Check the Wi-Fi and try again.");
-  }
-  const data = await response.json().catch(() => null);
-  if (!response.ok) throw new Error(data && data.error ? data.error : `The server answered ${response.status}.`);
-  return data;
-}
 
 export const setsApi = {
   list: () => call("GET", "/api/dice-sets"),
