@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import threading
 from pathlib import Path
 
@@ -106,3 +108,13 @@ def sample_photos() -> list[Path]:
     """The sample photos (sample_images/, made by the data generator), in name order."""
     folder = REPO / "sample_images"
     return sorted(p for p in folder.rglob("*") if p.suffix.lower() in {".jpg", ".jpeg", ".png", ".webp"})
+
+
+def stop_cli(process: subprocess.Popen) -> None:
+    """Stop a `companion serve` started by a test as Ctrl+C would, killing it if it hangs."""
+    process.send_signal(signal.SIGINT)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import threading
@@ -13,6 +12,8 @@ import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+
+from conftest import stop_cli
 
 PHASE1_MADE = ["7b", "7r", "7g", "3o", "3r", "Wb"]
 
@@ -194,12 +195,3 @@ def start_cli(tmp_path, extra: list[str], lan: bool = False):
     process.banner = "".join(lines)
     assert url, process.banner
     return process, url
-
-
-def stop_cli(process) -> None:
-    process.send_signal(signal.SIGINT)
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()

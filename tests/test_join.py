@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from test_api_live import start_cli, stop_cli
+from conftest import stop_cli
+from test_api_live import start_cli
 
 from companion.server import create_app, new_join_code
 

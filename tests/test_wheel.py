@@ -12,7 +12,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -25,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, models_ready, sample_photos
+from conftest import REPO, models_ready, sample_photos, stop_cli
 
 wheel_test = pytest.mark.skipif(not models_ready() or not sample_photos(), reason="needs models/*.onnx and sample_images/")
 
@@ -131,12 +130,7 @@ def test_the_wheel_serves_the_page_and_its_script(installed, tmp_path):
         assert served == (REPO / "web" / script.group(1).removeprefix("/")).read_text("utf-8")
         assert "import" in served
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_cli(process)
 
 
 def wait_for_banner(process: subprocess.Popen) -> str:
