@@ -399,5 +399,7 @@ def _choose(base: np.ndarray, kernel: np.ndarray, labels: np.ndarray, folds: np.
     return options[best], (scores[0][0], scores[best][0])
 
 
-VALUE_OPTIONS = tuple(_Option(False, w) for w in WEIGHTS)
-COLOR_OPTIONS = tuple(_Option(bias, w) for bias in (False, True) for w in WEIGHTS)
+# Both heads may take a shift: a font's numerals move the value head as an ink moves the colour
+# head (this font's 6 read as a 9), on faces not learnt yet as much as on learnt ones.
+VALUE_OPTIONS = tuple(_Option(bias, w) for bias in (False, True) for w in WEIGHTS)
+COLOR_OPTIONS = VALUE_OPTIONS
