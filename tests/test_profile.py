@@ -302,6 +302,23 @@ def test_an_unsure_box_unlike_every_learnt_die_is_dropped_and_the_others_kept():
     assert prof.keeps(emb, None) is None  # a reader without a face head: nothing is judged
 
 
+def test_a_box_half_like_the_set_that_the_face_head_doubts_is_dropped():
+    """A box the face head gives 0.8 whose nearest learnt die is at cosine 0.7 (a die's side
+    face, another game's die): not one of this set's top faces. A sure box like it is kept."""
+    table = TableSet(seed=16)
+    prof = _learnt(table)
+    assert prof.blend.drop_unlike
+    rng = np.random.default_rng(3)
+    away = rng.normal(size=DIM)
+    away -= (away @ prof.embeddings[0]) * prof.embeddings[0]
+    half = _unit((0.7 * prof.embeddings[0] + np.sqrt(1 - 0.49) * away / np.linalg.norm(away))[None])
+    nearest = float((half @ prof.embeddings.T).max())
+    assert 0.65 < nearest < 0.75
+    like = table.photo(1)[0]
+    keeps = prof.keeps(np.concatenate([half, half, like]), np.array([0.8, 0.99, 0.8]))
+    assert keeps.tolist() == [False, True, True]
+
+
 def test_boxes_are_not_dropped_before_enough_dice_are_learnt_or_if_a_learnt_die_would_be():
     table = TableSet(seed=14)
     few = Profile.empty(READER, DIM)
