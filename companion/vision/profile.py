@@ -15,10 +15,10 @@ have been learnt that look like it, the more they weigh. The decoder's set const
 on top, as without a profile.
 
 The guard: each update is checked on what was learnt, keeping each photo aside in turn (the
-others' dice predict its dice). The weight w of each head (value, colour) is the one of
-WEIGHTS that makes the fewest errors on the dice kept aside, ties to the smaller; 0 (the base
-reader alone) unless the profile makes no more errors than the base reader and fits the
-kept-aside dice better. With fewer than MIN_PHOTOS photos nothing can be kept aside and the
+others' dice predict its dice). Each head (value, colour) takes the weight w of WEIGHTS,
+with or without its learnt shift (fit_bias), that makes the fewest errors on the dice kept
+aside, then fits them best; the base reader alone unless that makes no more errors than the
+base reader and fits the kept-aside dice better. With fewer than MIN_PHOTOS photos nothing can be kept aside and the
 base reader reads alone.
 
 Pure numpy, no I/O except to_bytes/from_bytes (a versioned .npz, no pickles).
