@@ -319,6 +319,17 @@ def test_a_box_half_like_the_set_that_the_face_head_doubts_is_dropped():
     assert keeps.tolist() == [False, True, True]
 
 
+def test_two_photos_of_eight_dice_are_enough_to_drop_boxes_unlike_the_set():
+    """Sixteen learnt dice (two photos of a full roll's worth): the rule is checked and used."""
+    table = TableSet(seed=17)
+    prof = Profile.empty(READER, DIM)
+    for k in range(2):
+        prof = prof.add(f"photo {k}", *table.photo(8))
+    assert len(prof) == 16 and prof.blend.drop_unlike
+    stranger = _unit(np.random.default_rng(4).normal(size=(1, DIM)))
+    assert prof.keeps(stranger, np.array([0.6])).tolist() == [False]
+
+
 def test_boxes_are_not_dropped_before_enough_dice_are_learnt_or_if_a_learnt_die_would_be():
     table = TableSet(seed=14)
     few = Profile.empty(READER, DIM)

@@ -54,7 +54,7 @@ MIN_PHOTOS = 2  # the guard needs a photo to keep aside and one to learn from
 # Only once DROP_AFTER dice are learnt, and only if no learnt die would have been dropped.
 FACE_UNSURE = 0.85
 UNLIKE = 0.75
-DROP_AFTER = 20
+DROP_AFTER = 15
 MAX_DICE = 600  # learnt dice kept (about 80 photos); beyond it the oldest photos' dice are dropped
 _TINY = 1e-12
 
