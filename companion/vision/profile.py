@@ -306,7 +306,13 @@ def _mass(kernel: np.ndarray, labels: np.ndarray, classes: int) -> np.ndarray:
 def _blend(probs: np.ndarray, kernel: np.ndarray, labels: np.ndarray, classes: int, weight: float) -> np.ndarray:
     if weight <= 0:
         return probs
-    mass = weight * _mass(kernel, labels, classes)
+    return _blend_mass(probs, _mass(kernel, labels, classes), weight)
+
+
+def _blend_mass(probs: np.ndarray, mass: np.ndarray, weight: float) -> np.ndarray:
+    if weight <= 0:
+        return probs
+    mass = weight * mass
     return (probs + mass) / (1.0 + mass.sum(axis=1, keepdims=True))
 
 
@@ -389,8 +395,10 @@ def _choose(base: np.ndarray, kernel: np.ndarray, labels: np.ndarray, folds: np.
             out = folds == fold
             biased[out] = _shifted(base[out], fit_bias(base[~out], labels[~out]))
 
+    mass = _mass(kernel, labels, base.shape[1])  # the same for every option: only its weight differs
+
     def score(option: _Option) -> tuple[int, float]:
-        probs = _blend(biased if option.bias else base, kernel, labels, base.shape[1], option.weight)
+        probs = _blend_mass(biased if option.bias else base, mass, option.weight)
         errors = int((probs.argmax(axis=1) != labels).sum())
         return errors, float(-np.log(probs[rows, labels] + _TINY).sum())
 
