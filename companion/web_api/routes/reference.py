@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, jsonify
 
 from companion.dice import standard_set
+from companion.game import FIVE_PHASE_BONUS_PHASE, MAX_NAME_LENGTH
 from companion.rules import PHASES
 from companion.web_api import context
 from companion.web_api.games import color_names
@@ -29,6 +30,9 @@ def info():
         "colors": color_names(),
         "max_upload_bytes": MAX_PHOTO_BYTES,
         "lan": context.settings().lan,
+        "max_name_length": MAX_NAME_LENGTH,
+        # the scorepad's Five Phase Bonus row follows this phase's row
+        "five_phase_bonus_phase": FIVE_PHASE_BONUS_PHASE,
         # the values a high die shows (who starts: each rolls one high die)
         "high_values": sorted({f.value for d in standard_set().high for f in d.faces if f.value is not None}),
         # the page downscales a photo to this long side before upload: the reader never uses more
