@@ -202,6 +202,14 @@ def test_first_player_is_the_highest_roll_and_ties_roll_again(client):
     assert bad.status_code == 400 and "5..10" in bad.json["error"]
 
 
+def test_first_player_refuses_a_name_given_twice_as_the_game_would(client):
+    twice = {"players": ["Ann", " ann"], "rolls": [6, 9]}
+    refused = client.post("/api/first-player", json=twice)
+    assert refused.status_code == 400
+    assert refused.json["error"] == "Player name 'ann' is given twice."
+    assert client.post("/api/games", json={"players": twice["players"]}).json == refused.json
+
+
 def test_openapi_documents_every_api_route(app, client):
     doc = client.get("/api/openapi.json").json
     assert doc["openapi"].startswith("3.")

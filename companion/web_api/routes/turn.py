@@ -46,7 +46,7 @@ def decide_first_player():
     try:
         return jsonify(first_player(players, rolls).to_json())
     except SeatingError as exc:
-        raise ApiError(400, str(exc)) from None
+        raise ApiError(400, sentence(str(exc))) from None
 
 
 @bp.post("/read")
