@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from browser_helpers import create_game
+from browser_helpers import add_die, create_game
 from companion.game import FIVE_PHASE_BONUS_PHASE, MAX_NAME_LENGTH
 from companion.rules.phases import PHASE_COUNT
 
@@ -45,3 +45,16 @@ def test_the_scorepad_rows_follow_the_phases_and_the_five_phase_bonus(page):
     page.reload()
     expect(page.locator(".scorepad tbody th").nth(3)).to_have_text("Five Phase Bonus")
     assert row_labels(page) == [*phases[:3], "Five Phase Bonus", *phases[3:], "First Finish Bonus", "Total"]
+
+
+def test_the_turn_takes_the_rolls_the_dice_and_their_values_from_the_game(page):
+    serve_info_with(page, rolls_per_turn=2, dice_count=3, face_values=[1, 2, 3])
+    create_game(page)
+    expect(page.locator(".roll-picker .roll-option")).to_have_text(["Roll 1", "Roll 2 (final)"])
+    page.click("#add-die")
+    expect(page.locator("#picker .pick-value")).to_have_text(["1", "2", "3", "W"])
+    page.click("#picker [data-act=cancel]")
+    for token in ["1r", "2b", "Wg"]:
+        add_die(page, token)
+    expect(page.locator("#dice .chip")).to_have_count(3)
+    expect(page.locator("#add-die")).to_be_disabled()

@@ -45,7 +45,7 @@ export async function renderHome(root, info) {
 
   const form = root.querySelector("#new-game");
   const chosenSet = mountSetPicker(form, root.querySelector("#new-error")); // profile.js
-  mountDiceSets(root.querySelector(".home"));
+  mountDiceSets(root.querySelector(".home"), info);
   const list = root.querySelector("#players");
   const names = ["", ""];
   let order = null; // decided by rolls

@@ -2,7 +2,8 @@
 
 import { esc } from "./dom.js";
 
-export function announcementHtml(state) {
+// `info` is /api/info: the last phase is the game's.
+export function announcementHtml(state, info) {
   const pad = state.scorepad;
   if (state.over) {
     const best = Math.max(...pad.players.map((p) => p.total));
@@ -12,7 +13,7 @@ export function announcementHtml(state) {
   }
   if (state.in_last_chances) {
     const first = state.attempts.find((a) => a.first_finish_bonus > 0);
-    const finisher = first ? `${esc(first.player)} made Phase 10 first. ` : "";
+    const finisher = first ? `${esc(first.player)} made Phase ${info.phases.length} first. ` : "";
     return `<div class="banner last" role="status"><strong>Normal play has ended.</strong> ${finisher}Last chance for everyone else: ${esc(state.next)} now.</div>`;
   }
   return "";
