@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from companion.dice import COLORS, HIGH_VALUES, MAX_DICE, WILD_TEXT, standard_set
+from companion.dice import COLORS, FACE_VALUES, HIGH_VALUES, MAX_DICE, WILD_TEXT
 from companion.game import MAX_NAME_LENGTH, Mode, Stage
 from companion.game.model import FINISHED
 from companion.rules.phases import COLOR_PHASE, MAX_ROLLS_LEFT, PHASE_COUNT, PHASES
@@ -29,7 +29,7 @@ def _body(schema: dict[str, Any]) -> dict[str, Any]:
     return {"required": True, "content": {"application/json": {"schema": schema}}}
 
 
-_VALUES = sorted({f.value for d in standard_set().dice for f in d.faces if f.value is not None})
+_VALUES = FACE_VALUES
 _LETTERS = "".join(c.letter for c in COLORS)
 # the longest value first ("10" before "1"), so the pattern never stops half-way in one
 _TOKEN_PATTERN = "^({})[{}]$".format("|".join(sorted(map(str, _VALUES), key=len, reverse=True) + [WILD_TEXT]),
