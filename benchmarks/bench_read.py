@@ -114,49 +114,53 @@ STAGES = {
 }
 
 
-def stage_times(paths: list[Path], repeat: int, models) -> dict[str, float]:
-    """Median wall time per stage of a read, ms: loading (file read, decode, upright, working
-    size), the stages above, and the rest (scene checks, flags, Python)."""
+def stage_times(paths: list[Path], repeat: int, models) -> dict[str, tuple[float, float]]:
+    """Median wall and CPU time per stage of a read, ms: loading (file read, decode, upright,
+    working size), the stages above, and the rest (scene checks, flags, Python)."""
     import importlib
 
     from companion.vision.image_io import load_work_image
     from companion.vision.pipeline import read_work_image
 
-    spent: dict[str, float] = {}
+    spent: dict[str, np.ndarray] = {}
+
+    def clocks() -> np.ndarray:
+        return np.array([time.perf_counter(), time.process_time()]) * 1000
 
     def timed(name, fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            t0 = time.perf_counter()
+            t0 = clocks()
             try:
                 return fn(*args, **kwargs)
             finally:
-                spent[name] = spent.get(name, 0.0) + (time.perf_counter() - t0) * 1000
+                spent[name] = spent.get(name, 0.0) + clocks() - t0
         return wrapper
 
     originals = [(importlib.import_module(m), f) for m, f in STAGES.values()]
     saved = [getattr(mod, f) for mod, f in originals]
-    rows: dict[str, list[float]] = {name: [] for name in ["load + decode", *STAGES, "rest"]}
+    rows: dict[str, list[np.ndarray]] = {name: [] for name in ["load + decode", *STAGES, "rest"]}
+    none = np.zeros(2)
     try:
         for (mod, f), name, fn in zip(originals, STAGES, saved):
             setattr(mod, f, timed(name, fn))
         for _ in range(repeat):
             for p in paths:
                 spent.clear()
-                t0 = time.perf_counter()
+                t0 = clocks()
                 work = load_work_image(p)
-                t1 = time.perf_counter()
+                t1 = clocks()
                 read_work_image(work, models)
-                t2 = time.perf_counter()
-                rows["load + decode"].append((t1 - t0) * 1000)
+                t2 = clocks()
+                rows["load + decode"].append(t1 - t0)
                 for name in STAGES:
-                    rows[name].append(spent.get(name, 0.0))
-                top = sum(spent.get(n, 0.0) for n in STAGES if not n.startswith("of which"))
-                rows["rest"].append((t2 - t1) * 1000 - top)
+                    rows[name].append(spent.get(name, none))
+                top = sum((spent.get(n, none) for n in STAGES if not n.startswith("of which")), none)
+                rows["rest"].append(t2 - t1 - top)
     finally:
         for (mod, f), fn in zip(originals, saved):
             setattr(mod, f, fn)
-    return {name: statistics.median(v) for name, v in rows.items()}
+    return {name: tuple(float(x) for x in np.median(np.array(v), axis=0)) for name, v in rows.items()}
 
 
 def _bare_decode(path: Path) -> None:
@@ -256,9 +260,9 @@ def main(argv=None) -> int:
               f"(CPU {warm['bare_decode_cpu_median_ms']:.1f} ms); reading takes "
               f"{warm['median_ms'] / warm['bare_decode_median_ms']:.2f} times as long "
               f"({warm['cpu_median_ms'] / warm['bare_decode_cpu_median_ms']:.2f} times the CPU time)")
-        print("per stage, median ms:")
-        for name, ms in warm["stages"].items():
-            print(f"  {name:56s} {ms:7.1f}")
+        print(f"per stage, median ms {'wall':>12s} {'CPU':>7s}")
+        for name, (wall, cpu) in warm["stages"].items():
+            print(f"  {name:56s} {wall:7.1f} {cpu:7.1f}")
         if args.compare_spinning:
             ab = compare_spinning(paths, args.repeat)
             bare = ab.pop("bare decode")
