@@ -298,7 +298,7 @@ class Store:
             return cur.lastrowid
 
     def get_photo(self, photo_id: int) -> PhotoRecord:
-        if not 0 < photo_id < 2**63:  # SQLite's ids are 64-bit: no larger id can exist
+        if not _can_be_id(photo_id):
             raise NotFound(f"no photo {photo_id}")
         with self._read() as conn:
             row = conn.execute("SELECT * FROM photos WHERE id = ?", (photo_id,)).fetchone()
@@ -340,6 +340,8 @@ class Store:
 
     def rename_dice_set(self, set_id: int, name: str) -> DiceSetRecord:
         name = _set_name(name)
+        if not _can_be_id(set_id):
+            raise NotFound(f"no dice set {set_id}")
         with self._write() as conn:
             try:
                 if conn.execute("UPDATE dice_sets SET name = ? WHERE id = ?", (name, set_id)).rowcount == 0:
@@ -397,10 +399,16 @@ def _dice_set(row: sqlite3.Row) -> DiceSetRecord:
     return DiceSetRecord(int(row["id"]), row["name"], int(row["dice"]), int(row["photos"]), row["created_at"])
 
 
+def _can_be_id(row_id: int) -> bool:
+    """SQLite's row ids are positive 64-bit integers: a number outside that range names no row
+    (and binding it would raise OverflowError rather than find nothing)."""
+    return 0 < row_id < 2**63
+
+
 def _dice_set_id(conn: sqlite3.Connection, set_id: int | None, missing_ok: bool = False) -> int:
     """`set_id` checked (NotFound), or the first set's for None (or a set deleted, if missing_ok)."""
     if set_id is not None:
-        if conn.execute("SELECT 1 FROM dice_sets WHERE id = ?", (set_id,)).fetchone() is not None:
+        if _can_be_id(set_id) and conn.execute("SELECT 1 FROM dice_sets WHERE id = ?", (set_id,)).fetchone():
             return int(set_id)
         if not missing_ok:
             raise NotFound(f"no dice set {set_id}")

@@ -36,6 +36,17 @@ def test_a_new_game_picks_its_set(client):
     assert unknown.status_code == 404
 
 
+@pytest.mark.parametrize("set_id", [2**63, 2**70, -(2**70)])
+def test_an_id_beyond_sqlites_range_names_no_set(client, set_id):
+    """SQLite's ids are 64-bit: a larger number is a set that does not exist, not a server error."""
+    game = client.post("/api/games", json={"players": ["Ann", "Bob"], "dice_set": set_id})
+    assert game.status_code == 404 and "no dice set" in game.json["error"].lower()
+    if set_id > 0:  # the path's int converter takes no sign
+        assert client.patch(f"/api/dice-sets/{set_id}", json={"name": "x"}).status_code == 404
+        assert client.delete(f"/api/dice-sets/{set_id}/learnt").status_code == 404
+    assert [s["name"] for s in client.get("/api/dice-sets").json["sets"]] == ["Our dice"]
+
+
 @pytest.mark.skipif(not models_ready(), reason="models/ has no ONNX files yet")
 def test_a_confirmed_photo_teaches_the_games_set_undo_forgets_it_and_reset_clears(client):
     game = client.post("/api/games", json={"players": ["Ann", "Bob"]}).json
