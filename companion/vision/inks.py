@@ -64,15 +64,21 @@ def measure_ink(rgb: np.ndarray, box: tuple[float, float, float, float]) -> Ink:
 
 
 
-def light_cast(rgb: np.ndarray, boxes: list[tuple[float, float, float, float]]) -> float | None:
-    """How coloured the photo's light is, told by its dice bodies: the length of the median
-    light body's colour in the opponent plane (0: grey). None when most bodies are dark (no
-    white reference) or there are no dice."""
+def light_reference(rgb: np.ndarray, boxes: list[tuple[float, float, float, float]]) -> np.ndarray | None:
+    """The photo's white reference: the log linear RGB of its median light die body. None when
+    most bodies are dark (no white reference) or there are no dice."""
     bodies = [b for b in (_body(rgb, box) for box in boxes) if b is not None]
     light = [b for b in bodies if float(np.exp(b).mean()) >= LIGHT_BODY]
     if not light or len(light) * 2 < len(bodies):
         return None
-    return float(np.hypot(*_opponent(np.median(np.array(light), axis=0))))
+    return np.median(np.array(light), axis=0)
+
+
+def light_cast(rgb: np.ndarray, boxes: list[tuple[float, float, float, float]]) -> float | None:
+    """How coloured the photo's light is, told by its dice bodies: the length of the median
+    light body's colour in the opponent plane (0: grey). None without a white reference."""
+    reference = light_reference(rgb, boxes)
+    return None if reference is None else float(np.hypot(*_opponent(reference)))
 
 
 def _body(rgb: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarray | None:
