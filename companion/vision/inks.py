@@ -18,7 +18,9 @@ import numpy as np
 PATCH = 24  # the face's centre is measured at this many pixels square
 CENTRE = 0.45  # the share of the box (each way) measured: the numeral, inside the top face at any heading and tilt
 INK_SHARE = 0.12  # the most colourful pixels taken as the ink
-LIGHT_BODY = 0.18  # a body this bright (linear RGB mean) is a white reference for its ink
+# a body this bright (linear RGB mean) is a white reference: a light one in a dim room too, not
+# black or navy (under 0.06)
+LIGHT_BODY = 0.08
 _EPS = 2e-3
 
 
