@@ -80,7 +80,12 @@ def light_cast(rgb: np.ndarray, boxes: list[tuple[float, float, float, float]]) 
     """How coloured the photo's light is, told by its dice bodies: the length of the median
     light body's colour in the opponent plane (0: grey). None without a white reference."""
     reference = light_reference(rgb, boxes)
-    return None if reference is None else float(np.hypot(*_opponent(reference)))
+    return None if reference is None else cast_of(reference)
+
+
+def cast_of(reference: np.ndarray) -> float:
+    """A white reference's colour (log linear RGB) as a light cast: its length in the opponent plane."""
+    return float(np.hypot(*_opponent(reference)))
 
 
 def _body(rgb: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarray | None:

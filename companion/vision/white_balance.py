@@ -5,8 +5,10 @@ reference (inks.light_reference). Under a light more coloured than nearly all th
 look's (a 2200-3000 K lamp the phone barely corrects), the reader sees inks it never learnt:
 a red that looks like its orange, a blue like its green. The light multiplies each channel of
 everything it lights, so one gain per channel (von Kries) undoes it: the gains that take the
-photo's median light body to the training look's median light body (TRAINING_BODY), with the
-brightness kept, applied to the crops the reader sees. Under the usual light nothing changes.
+photo's median light body BALANCE_SHARE of the way to the training look's (TRAINING_BODY),
+brightness kept, applied to the crops the reader sees. Not all the way: under a 2200 K lamp the
+blue channel holds a fifth of the red's light, and the full gain amplifies its noise and JPEG
+loss as much as it restores the inks. Under the usual light nothing changes.
 """
 
 from __future__ import annotations
@@ -15,15 +17,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from companion.vision.inks import _opponent, light_reference
+from companion.vision.inks import cast_of, light_reference
 
 # The median light die body of data/calib (the training look), log linear RGB:
 # `python -m training.light_calibration --reference data/calib` (its 222 photos with a light body).
 TRAINING_BODY = np.array([-0.8206, -1.0298, -1.3251])
-# A light whose cast (inks.light_cast) is beyond this is corrected (see BALANCE in the docs).
+# A light whose cast (inks.light_cast) is beyond this is beyond the training look's: 95% of the
+# data/calib photos stay under 1.29, under a 2200-3000 K lamp the median is 1.78 (docs/vision.md).
 BALANCE_CAST = 1.2
-BALANCE_SHARE = 0.5  # the share of the way to the training look's light the crops are moved
-# The colour head's temperature for crops so corrected (the calibration's is for the training look)
+BALANCE_SHARE = 0.5  # chosen on the calibration sets (docs/vision.md)
+# The colour head's temperature for crops so corrected (the calibration's is for the training
+# look): `python -m training.light_calibration --unusual data/calib data/stress_*_calib`.
 UNUSUAL_COLOUR_TEMPERATURE = 1.35
 
 _TO_LINEAR = np.where(np.arange(256) / 255.0 <= 0.04045, np.arange(256) / 255.0 / 12.92,
@@ -54,7 +58,7 @@ def light_correction(rgb: np.ndarray, boxes: list[tuple[float, float, float, flo
     brightness kept, when its cast is beyond BALANCE_CAST; none when it is not, or the photo has
     no white reference (mostly dark bodies)."""
     reference = light_reference(rgb, boxes)
-    if reference is None or float(np.hypot(*_opponent(reference))) <= BALANCE_CAST:
+    if reference is None or cast_of(reference) <= BALANCE_CAST:
         return LightCorrection()
     shift = TRAINING_BODY - reference
     return LightCorrection(np.exp(BALANCE_SHARE * (shift - shift.mean())))
