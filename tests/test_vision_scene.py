@@ -16,7 +16,7 @@ from companion.vision.inks import Ink, light_cast, light_reference, measure_ink
 from companion.vision.joint_colour import joint_colours
 from companion.vision.models import load_models, models_present
 from companion.vision.pipeline import analyse
-from companion.vision.white_balance import BALANCE_SHARE, TRAINING_BODY, light_correction
+from companion.vision.white_balance import BALANCE_SHARE, TRAINING_BODY, balance, light_correction
 from training.synth.dataset import encode_jpeg, render_indexed
 from training.synth.scene import SceneOptions
 
@@ -161,3 +161,14 @@ def test_a_lamp_beyond_the_training_light_is_corrected_half_way_to_it():
     assert np.allclose(after, target, atol=0.03)
     assert light_cast(correction.apply(warm), [box]) < light_cast(warm, [box])
     assert np.isclose(after.mean(), before.mean(), atol=0.03)
+
+
+def test_a_gain_of_one_leaves_every_level_as_it_was_and_the_gains_act_on_linear_light():
+    levels = np.arange(256, dtype=np.uint8).reshape(1, 256, 1).repeat(3, axis=2)
+    assert np.array_equal(balance(levels, np.ones(3)), levels)
+    half = balance(levels, np.array([0.5, 1.0, 2.0]))
+    lin = lambda u8: np.where(u8 / 255 <= 0.04045, u8 / 255 / 12.92, ((u8 / 255 + 0.055) / 1.055) ** 2.4)  # noqa: E731
+    mid = levels[0, 100:200, 0]
+    assert np.allclose(lin(half[0, 100:200, 0]), 0.5 * lin(mid), atol=4e-3)  # red halved in linear light
+    assert np.array_equal(half[..., 1], levels[..., 1])
+    assert (half[0, 200:, 2] == 255).all()  # blue doubled clips at white
