@@ -12,10 +12,11 @@ from companion.vision.cubes import second_boxes
 from companion.vision.decoder import color_index
 from companion.vision.detector import Detection
 from companion.vision.image_io import load_work_image
-from companion.vision.inks import Ink, light_cast, measure_ink
+from companion.vision.inks import Ink, light_cast, light_reference, measure_ink
 from companion.vision.joint_colour import joint_colours
 from companion.vision.models import load_models, models_present
 from companion.vision.pipeline import analyse
+from companion.vision.white_balance import BALANCE_SHARE, TRAINING_BODY, balance, light_correction
 from training.synth.dataset import encode_jpeg, render_indexed
 from training.synth.scene import SceneOptions
 
@@ -107,6 +108,21 @@ def test_under_a_warm_lamp_the_photos_own_inks_fix_a_blue_read_as_green():
     assert set(_tokens(joint)) <= set(truth)
 
 
+@needs_models
+@pytest.mark.parametrize("index, swapped", [(52, {"10r": "10o", "7r": "7o"}), (93, {"9b": "9g"})])
+def test_under_a_warm_lamp_the_crops_seen_in_the_training_light_read_the_right_inks(index, swapped):
+    # a 2200-3000 K lamp, weak white balance, ivory dice (calib split, seed 2301, photos 52 and
+    # 93 of a --light warm set): read as they are, red dice look orange (a blue looks green)
+    photo = render_indexed(2301, "calib", index, SceneOptions(light="warm"))
+    data = encode_jpeg(photo.image, photo.conditions["jpeg_quality"])
+    truth = sorted(f"{d['value']}{d['color'][0]}" for d in photo.dice)
+    models = load_models()
+    raw = _tokens(read_image(data, models, ReadSettings(balance_light=False)))
+    assert raw == sorted(swapped.get(t, t) for t in truth)
+    corrected = read_image(data, models, ReadSettings())
+    assert _tokens(corrected) == truth
+
+
 def _face_image(body, ink, light=(1.0, 1.0, 1.0)) -> np.ndarray:
     """A 60-px die face (a body with a bar of ink across its middle) under a light, sRGB uint8."""
     lin = np.ones((60, 60, 3)) * np.asarray(body)
@@ -127,3 +143,32 @@ def test_an_ink_is_measured_against_its_body_and_the_light_against_the_bodies():
     warm = light_cast(_face_image(ivory, red, lamp), [box])
     assert plain is not None and warm is not None and plain < 1.2 < warm
     assert light_cast(_face_image((0.05, 0.05, 0.06), red, lamp), [box]) is None  # a dark body: no reference
+
+
+def test_a_lamp_beyond_the_training_light_is_corrected_half_way_to_it():
+    ivory, red = (0.85, 0.80, 0.66), (0.58, 0.02, 0.03)
+    lamp = (1.0, 0.62, 0.32)  # about 2500 K, nothing corrected
+    box = (0.0, 0.0, 60.0, 60.0)
+    assert not light_correction(_face_image(ivory, red), [box]).unusual  # the usual light: crops as they are
+    assert not light_correction(_face_image((0.05, 0.05, 0.06), red, lamp), [box]).unusual  # no white reference
+    warm = _face_image(ivory, red, lamp)
+    correction = light_correction(warm, [box])
+    assert correction.unusual
+    before = light_reference(warm, [box])
+    after = light_reference(correction.apply(warm), [box])
+    # each channel's log moves BALANCE_SHARE of the way to the training look's body, brightness kept
+    target = before + BALANCE_SHARE * ((TRAINING_BODY - before) - (TRAINING_BODY - before).mean())
+    assert np.allclose(after, target, atol=0.03)
+    assert light_cast(correction.apply(warm), [box]) < light_cast(warm, [box])
+    assert np.isclose(after.mean(), before.mean(), atol=0.03)
+
+
+def test_a_gain_of_one_leaves_every_level_as_it_was_and_the_gains_act_on_linear_light():
+    levels = np.arange(256, dtype=np.uint8).reshape(1, 256, 1).repeat(3, axis=2)
+    assert np.array_equal(balance(levels, np.ones(3)), levels)
+    half = balance(levels, np.array([0.5, 1.0, 2.0]))
+    lin = lambda u8: np.where(u8 / 255 <= 0.04045, u8 / 255 / 12.92, ((u8 / 255 + 0.055) / 1.055) ** 2.4)  # noqa: E731
+    mid = levels[0, 100:200, 0]
+    assert np.allclose(lin(half[0, 100:200, 0]), 0.5 * lin(mid), atol=4e-3)  # red halved in linear light
+    assert np.array_equal(half[..., 1], levels[..., 1])
+    assert (half[0, 200:, 2] == 255).all()  # blue doubled clips at white

@@ -18,7 +18,9 @@ import numpy as np
 PATCH = 24  # the face's centre is measured at this many pixels square
 CENTRE = 0.45  # the share of the box (each way) measured: the numeral, inside the top face at any heading and tilt
 INK_SHARE = 0.12  # the most colourful pixels taken as the ink
-LIGHT_BODY = 0.18  # a body this bright (linear RGB mean) is a white reference for its ink
+# a body this bright (linear RGB mean) is a white reference: a light one in a dim room too, not
+# black or navy (under 0.06)
+LIGHT_BODY = 0.08
 _EPS = 2e-3
 
 
@@ -64,15 +66,26 @@ def measure_ink(rgb: np.ndarray, box: tuple[float, float, float, float]) -> Ink:
 
 
 
-def light_cast(rgb: np.ndarray, boxes: list[tuple[float, float, float, float]]) -> float | None:
-    """How coloured the photo's light is, told by its dice bodies: the length of the median
-    light body's colour in the opponent plane (0: grey). None when most bodies are dark (no
-    white reference) or there are no dice."""
+def light_reference(rgb: np.ndarray, boxes: list[tuple[float, float, float, float]]) -> np.ndarray | None:
+    """The photo's white reference: the log linear RGB of its median light die body. None when
+    most bodies are dark (no white reference) or there are no dice."""
     bodies = [b for b in (_body(rgb, box) for box in boxes) if b is not None]
     light = [b for b in bodies if float(np.exp(b).mean()) >= LIGHT_BODY]
     if not light or len(light) * 2 < len(bodies):
         return None
-    return float(np.hypot(*_opponent(np.median(np.array(light), axis=0))))
+    return np.median(np.array(light), axis=0)
+
+
+def light_cast(rgb: np.ndarray, boxes: list[tuple[float, float, float, float]]) -> float | None:
+    """How coloured the photo's light is, told by its dice bodies: the length of the median
+    light body's colour in the opponent plane (0: grey). None without a white reference."""
+    reference = light_reference(rgb, boxes)
+    return None if reference is None else cast_of(reference)
+
+
+def cast_of(reference: np.ndarray) -> float:
+    """A white reference's colour (log linear RGB) as a light cast: its length in the opponent plane."""
+    return float(np.hypot(*_opponent(reference)))
 
 
 def _body(rgb: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarray | None:

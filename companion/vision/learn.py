@@ -24,6 +24,7 @@ from companion.vision.profile import Profile, ProfileError
 from companion.vision.reader import softmax
 from companion.vision.reading import Box
 from companion.vision.settings import ReadSettings
+from companion.vision.white_balance import light_correction
 
 # A box may stick out of the photo by this many pixels (rounding in a label file) and is
 # then cut back to the photo.
@@ -57,6 +58,8 @@ def learn_photo(profile: Profile | None, photo: str, source: bytes | str | os.Pa
         return profile if profile is not None else Profile.empty(reader.fingerprint, _embedding_width(models))
     image = _crop_source(work, boxes)
     crops = np.stack([box_crop(image.rgb, image.to_work(b), reader.size) for b in boxes])
+    if settings.balance_light:  # the crops as a reading of this photo sees them (white_balance.py)
+        crops = light_correction(image.rgb, [image.to_work(b) for b in boxes]).apply(crops)
     read = reader.logits(crops, settings.reader_turns, settings.reader_sure)
     if read.embedding is None:  # has_embedding said otherwise: a broken file
         raise ProfileError("the reader gave no embedding")

@@ -24,6 +24,7 @@ from companion.vision.reader import ReaderLogits, softmax
 from companion.vision.reading import DieReading, Reading
 from companion.vision.regions import Box, faint_regions, input_windows
 from companion.vision.settings import ReadSettings
+from companion.vision.white_balance import BALANCE_CAST, UNUSUAL_COLOUR_TEMPERATURE, LightCorrection, light_correction
 
 DEFAULT_SETTINGS = ReadSettings()
 
@@ -36,11 +37,12 @@ DETECTION_SURE = 0.5
 FACE_SURE = 0.5
 # The photo's light, told by its light dice bodies (inks.light_cast): beyond UNUSUAL_CAST the
 # light is more coloured than nearly all the training look's (95 % of the calibration photos
-# stay under 1.14; a 2200-3000 K lamp with a weak white balance gives 0.9-2.6), and the
-# reader, overconfident there, is trusted only from UNUSUAL_LIGHT_SURE. Both were chosen on
-# data/calib and data/stress_warm_calib: half the silent errors under a warm lamp are then
-# flagged, at no cost under the usual light.
-UNUSUAL_CAST = 1.2
+# stay under 1.29; under a 2200-3000 K lamp with a weak white balance the median is 1.78), the
+# crops are corrected towards the training light (white_balance.py), and the reader, still
+# overconfident there, is trusted only from UNUSUAL_LIGHT_SURE. Both were chosen on data/calib
+# and its stress sets: more of the silent errors under a warm lamp are then flagged, at no
+# cost under the usual light.
+UNUSUAL_CAST = BALANCE_CAST
 UNUSUAL_LIGHT_SURE = 0.99
 # Boxes read beyond the set's 10 dice: the reader's face head may turn some down (a reader
 # without that head keeps the 10 surest as before).
@@ -61,6 +63,7 @@ class Analysis:
     value_logits: np.ndarray  # (n, 11)
     color_logits: np.ndarray  # (n, 4)
     dice: list[DieReading]  # dice[i] belongs to detections[i]
+    unusual_light: bool = False  # the crops were corrected for a light beyond the training look's
 
 
 def _nothing() -> Analysis:
@@ -126,11 +129,19 @@ def _typical_face(detections: list[Detection]) -> float | None:
 
 
 def read_boxes(
-    work: WorkImage, detections: list[Detection], models: Models, settings: ReadSettings = DEFAULT_SETTINGS
+    work: WorkImage, detections: list[Detection], models: Models, settings: ReadSettings = DEFAULT_SETTINGS,
+    light: LightCorrection | None = None,
 ) -> ReaderLogits:
-    """The reader's logits for each detected box's crop."""
+    """The reader's logits for each detected box's crop, corrected for the photo's light
+    (`light`; None: measured here, photo_light)."""
     crops = np.stack([box_crop(work.rgb, d.box, models.reader.size) for d in detections])
+    crops = (light or photo_light(work, detections, settings)).apply(crops)
     return models.reader.logits(crops, settings.reader_turns, settings.reader_sure)
+
+
+def photo_light(work: WorkImage, detections: list[Detection], settings: ReadSettings = DEFAULT_SETTINGS) -> LightCorrection:
+    """How the photo's light makes the crops differ from the training look's (white_balance.py)."""
+    return light_correction(work.rgb, [d.box for d in detections]) if settings.balance_light else LightCorrection()
 
 
 def analyse(
@@ -141,7 +152,8 @@ def analyse(
     detections = detections[:MAX_DICE + EXTRA_CANDIDATES]
     if not detections:
         return _nothing()
-    read = read_boxes(work, detections, models, settings)
+    light = photo_light(work, detections, settings)
+    read = read_boxes(work, detections, models, settings, light)
     if profile is not None:
         profile.check_reader(models.reader.fingerprint)
     cal = models.calibration
@@ -155,7 +167,8 @@ def analyse(
     detections = [detections[i] for i in keep]
     value_logits, color_logits = read.value[keep], read.color[keep]
     value_probs = softmax(value_logits, cal.value_temperature)
-    color_probs = softmax(color_logits, cal.color_temperature)
+    # the colour head is less sure of crops corrected from a light the training never had
+    color_probs = softmax(color_logits, UNUSUAL_COLOUR_TEMPERATURE if light.unusual else cal.color_temperature)
     if profile is not None:  # what this table's confirmed dice taught, before the set's constraint
         embedding = None if read.embedding is None else read.embedding[keep]
         value_probs, color_probs = profile.adjust(embedding, value_probs, color_probs)
@@ -167,7 +180,7 @@ def analyse(
     unsure = _scene_flags(work, detections, faces[keep], value_probs, color_probs, decoded, settings)
     unsure |= moved | (second[keep] & settings.flag_second_boxes)
     dice = [_reading(work, detections[d.index], d, bool(unsure[d.index])) for d in decoded]
-    return Analysis(detections, value_logits, color_logits, dice)
+    return Analysis(detections, value_logits, color_logits, dice, light.unusual)
 
 
 def _kept_boxes(

@@ -13,6 +13,7 @@ The defaults are the shipped pipeline. The CLI and the server make theirs once w
     COMPANION_ZOOM            0 turns off the second search of small dice in a sharper copy
     COMPANION_ZOOMED_VIEWS    mirror views of that second search, 1..4 (0 or unset: as the first)
     COMPANION_FAINT_HEAT      heat that marks ground for the second search (0.05; 0: the whole photo)
+    COMPANION_BALANCE_LIGHT   0 reads the crops as they are under a light beyond the training's (on by default)
     COMPANION_JOINT_COLOUR    1 decides the ink colours of a photo's dice together (off by default)
     COMPANION_ONE_PER_CUBE    1 drops a box that may be a second one on a cube (default: flags it)
 
@@ -47,6 +48,7 @@ class ReadSettings:
     zoom_small_faces: bool = True
     zoomed_views: int | None = None  # None: as many as the first search
     faint_heat: float = 0.05
+    balance_light: bool = True  # under a light beyond the training look's, correct the crops (white_balance.py)
     joint_colour: bool = False  # decide the ink colours of a photo's dice together (joint_colour.py)
     one_per_cube: bool = False  # drop a box that may be a second one on a cube (cubes.py); else flag it
     flag_set_changes: bool = True  # flag a die the set's constraint read otherwise than the reader saw it
@@ -88,6 +90,8 @@ class ReadSettings:
             kw["zoom_small_faces"] = env["COMPANION_ZOOM"].strip() != "0"
         if env.get("COMPANION_ZOOMED_VIEWS"):
             kw["zoomed_views"] = _number(env, "COMPANION_ZOOMED_VIEWS", int) or None
+        if env.get("COMPANION_BALANCE_LIGHT"):
+            kw["balance_light"] = env["COMPANION_BALANCE_LIGHT"].strip() != "0"
         if env.get("COMPANION_JOINT_COLOUR"):
             kw["joint_colour"] = env["COMPANION_JOINT_COLOUR"].strip() != "0"
         if env.get("COMPANION_ONE_PER_CUBE"):
