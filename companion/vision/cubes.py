@@ -114,13 +114,14 @@ def decide(
     if model is None or n == 0:
         return CubeDecision(np.zeros(n, dtype=bool), near)
     side = model.side_probability(box_features(rgb, detections, faces, value_conf, colour_conf))
+    sure = [d.score * float(f) for d, f in zip(detections, faces)]
     drop = np.zeros(n, dtype=bool)
     kept_for = np.zeros(n, dtype=bool)  # the box that stays for a dropped one
     for i in np.argsort(-side):
         if side[i] < model.drop:
             break
-        # read once: another box on this cube, itself less likely a side face, stays
-        partners = [j for j in range(n) if j != i and not drop[j] and side[j] < side[i]
+        # read once: another box on this cube, surer and less likely a side face, stays
+        partners = [j for j in range(n) if j != i and not drop[j] and side[j] < side[i] and sure[j] > sure[i]
                     and _near(detections[i], detections[j]) < SAME_CUBE_REACH]
         if partners:
             drop[i] = True
