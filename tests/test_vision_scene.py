@@ -60,7 +60,7 @@ def test_without_a_cube_model_the_distance_rule_flags_and_drops_nothing(tmp_path
     top = Detection((100.0, 100.0, 160.0, 170.0), 0.9)
     side = Detection((150.0, 120.0, 205.0, 172.0), 0.5)
     rgb = np.zeros((300, 300, 3), np.uint8)
-    plain = decide(rgb, [top, side], [1.0, 0.8], [1.0, 1.0], [1.0, 1.0], None)
+    plain = decide(rgb, [top, side], [1.0, 0.8], None)
     assert plain.check.tolist() == [False, True] and not plain.drop.any()
     stale = tmp_path / "cubes.json"
     stale.write_text('{"features": ["sure"], "mean": [0], "scale": [1], "weights": [1], "bias": 0, '

@@ -53,7 +53,7 @@ INPUTS = FEATURES + DERIVED
 _INNER = 0.2  # the margin of a box left out when measuring its body's shade (edges, bevels, shadow)
 
 
-def second_boxes(detections: Sequence[Detection], face_probs: Sequence[float]) -> list[int]:
+def second_boxes(detections: Sequence[Detection], face_probs: Sequence[float] | np.ndarray) -> list[int]:
     """Indices of the boxes that may be a second box on a cube a surer box is on (by distance
     alone: closer than CUBE_NEAR box sizes to a surer box, and not itself sure)."""
     sure = [d.score * float(f) for d, f in zip(detections, face_probs)]
@@ -104,14 +104,16 @@ class CubeDecision:
 
 
 def decide(
-    rgb: np.ndarray, detections: Sequence[Detection], faces: Sequence[float], value_conf: Sequence[float],
-    colour_conf: Sequence[float], model: CubeModel | None,
+    rgb: np.ndarray | None, detections: Sequence[Detection], faces: Sequence[float] | np.ndarray,
+    model: CubeModel | None, value_conf: Sequence[float] | np.ndarray = (),
+    colour_conf: Sequence[float] | np.ndarray = (),
 ) -> CubeDecision:
-    """Which boxes are side faces: dropped when their cube's top face is read, else flagged."""
+    """Which boxes are side faces: dropped when their cube's top face is read, else flagged.
+    Without a model (or the photo, `rgb`) the distance rule alone flags."""
     n = len(detections)
     near = np.zeros(n, dtype=bool)  # by distance alone: maybe a second box on a cube
     near[second_boxes(detections, faces)] = True
-    if model is None or n == 0:
+    if model is None or rgb is None or n == 0:
         return CubeDecision(np.zeros(n, dtype=bool), near)
     side = model.side_probability(box_features(rgb, detections, faces, value_conf, colour_conf))
     sure = [d.score * float(f) for d, f in zip(detections, faces)]
@@ -131,8 +133,8 @@ def decide(
 
 
 def box_features(
-    rgb: np.ndarray, detections: Sequence[Detection], faces: Sequence[float], value_conf: Sequence[float],
-    colour_conf: Sequence[float],
+    rgb: np.ndarray, detections: Sequence[Detection], faces: Sequence[float] | np.ndarray,
+    value_conf: Sequence[float] | np.ndarray, colour_conf: Sequence[float] | np.ndarray,
 ) -> np.ndarray:
     """(n, len(FEATURES)): each box against the photo's other boxes and its nearest one."""
     n = len(detections)

@@ -181,7 +181,7 @@ def _kept_boxes(
     cube's other box is read, is flagged instead without it). `allowed` (None: all): the boxes
     a dice-set profile does not turn down."""
     keep = [i for i in range(len(detections)) if faces[i] >= face_threshold and (allowed is None or allowed[i])]
-    cube = cubes(keep) if cubes is not None else decide(None, [detections[i] for i in keep], faces[keep], [], [], None)
+    cube = cubes(keep) if cubes is not None else decide(None, [detections[i] for i in keep], faces[keep], None)
     second = np.zeros(len(detections), dtype=bool)
     flag = cube.check if settings.one_per_cube else cube.check | cube.drop
     second[[keep[k] for k in np.flatnonzero(flag)]] = True
@@ -197,7 +197,7 @@ def _cubes(work: WorkImage, detections: list[Detection], faces: np.ndarray, read
     cal = models.calibration
     value = softmax(read.value[kept], cal.value_temperature).max(axis=1)
     colour = softmax(read.color[kept], cal.color_temperature).max(axis=1)
-    return decide(work.rgb, [detections[i] for i in kept], faces[kept], value, colour, models.cubes)
+    return decide(work.rgb, [detections[i] for i in kept], faces[kept], models.cubes, value, colour)
 
 
 def _scene_flags(
