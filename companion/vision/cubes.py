@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,11 +144,12 @@ def box_features(
     aspect = np.array([_aspect(d) for d in detections])
     shade = np.array([_shade(rgb, d.box) for d in detections])
     out = np.zeros((n, len(FEATURES)))
+    size_l, aspect_l, shade_l = size.tolist(), aspect.tolist(), shade.tolist()  # a handful each: lists are quicker
     for i, d in enumerate(detections):
         others = [j for j in range(n) if j != i]
         near, j = min(((_near(d, detections[k]), k) for k in others), default=(3.0, -1))
         row = [sure[i], d.score, float(faces[i]), float(value_conf[i]), float(colour_conf[i]),
-               _vs(size, i, others), _vs(aspect, i, others), _vs(shade, i, others), min(near, 3.0)]
+               _vs(size_l, i, others), _vs(aspect_l, i, others), _vs(shade_l, i, others), min(near, 3.0)]
         if j < 0:
             row += [0.0, sure[i], 0.0, 0.0, 0.0, 0.0, 0.0]
         else:
@@ -165,9 +167,9 @@ def model_inputs(features: np.ndarray) -> np.ndarray:
                             close * (1.0 - f["sure"]), np.log(f["sure"] + 0.05)])
 
 
-def _vs(values: np.ndarray, i: int, others: list[int]) -> float:
+def _vs(values: list[float], i: int, others: list[int]) -> float:
     """How box i's value departs from the median of the photo's other boxes (0: no others)."""
-    return float(values[i] - np.median(values[others])) if others else 0.0
+    return values[i] - statistics.median(values[k] for k in others) if others else 0.0
 
 
 def _centre(d: Detection) -> tuple[float, float]:
