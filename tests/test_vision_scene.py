@@ -43,17 +43,19 @@ def test_a_die_read_twice_is_read_once():
 
 
 @needs_models
-def test_a_side_face_the_model_is_unsure_of_is_flagged_not_dropped():
+def test_a_side_face_beside_its_top_face_is_dropped_and_the_top_face_flagged():
     # 35 degrees off vertical (calib split, seed 2971, photo 38 of a --tilt 27 40 set): the
-    # right side face of the 4r die, showing a green W, is boxed as a seventh top face; the
-    # cube model is not sure enough to drop it, the distance rule flags it
+    # right side face of the 4r die, showing a green W, is boxed as a seventh top face
     photo = render_indexed(2971, "calib", 38, SceneOptions(tilt_range=(27.0, 40.0)))
     data = encode_jpeg(photo.image, photo.conditions["jpeg_quality"])
     truth = sorted(f"{d['value']}{d['color'][0]}" for d in photo.dice)
-    kept = read_image(data, load_models(), ReadSettings())
-    assert len(kept.dice) == len(truth) + 1  # read twice...
+    models = load_models()
+    once = read_image(data, models)
+    assert _tokens(once) == truth
+    assert [d.face.token for d in once.dice if d.uncertain] == ["4r"]  # which box was the top face: check
+    kept = read_image(data, models, ReadSettings(one_per_cube=False))
     second = [d for d in kept.dice if d.face.token not in truth]
-    assert len(second) == 1 and second[0].uncertain  # ...but flagged for the player
+    assert len(kept.dice) == len(truth) + 1 and len(second) == 1 and second[0].uncertain  # kept: flagged
 
 
 def test_without_a_cube_model_the_distance_rule_flags_and_drops_nothing(tmp_path):

@@ -26,9 +26,11 @@ import numpy as np
 from companion.dice import MAX_DICE
 from companion.vision.cubes import FEATURES, INPUTS, box_features, model_inputs
 from companion.vision.image_io import load_work_image
-from companion.vision.models import Models, load_models
+from companion.vision.calibration import Calibration
+from companion.vision.detector import DetectorModel
+from companion.vision.models import CALIBRATION_FILE, DETECTOR_FILE, READER_FILE, Models, default_models_dir
+from companion.vision.reader import ReaderModel, softmax
 from companion.vision.pipeline import DEFAULT_SETTINGS, EXTRA_CANDIDATES, find_faces, read_boxes
-from companion.vision.reader import softmax
 from training.common import LabelledImage, read_dataset
 
 IOU_MIN = 0.5
@@ -74,6 +76,15 @@ def _labels(image: LabelledImage, boxes: list[tuple[float, float, float, float]]
             if any(o is not None and _inside(centre, o) for o in outlines):
                 labels[i] = 1.0
     return labels
+
+
+def _boxes_models(folder: Path) -> Models:
+    """The detector, reader and calibration of `folder`, as load_models loads them, without its
+    cube model: the boxes do not depend on it, and it may be one this run replaces."""
+    calibration = Calibration.load(folder / CALIBRATION_FILE)
+    detector = DetectorModel.load(folder / DETECTOR_FILE, threshold=calibration.detector_threshold,
+                                  views=calibration.detector_views)
+    return Models(detector, ReaderModel.load(folder / READER_FILE), calibration)
 
 
 def collect(folder: Path, models: Models, cache_dir: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -137,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
     cv2.setNumThreads(1)
-    models = load_models(Path(args.models) if args.models else None)
+    models = _boxes_models(Path(args.models) if args.models else default_models_dir())
     parts = [collect(Path(d), models, Path(args.cache)) for d in args.data]
     x = np.concatenate([p[0] for p in parts])
     y = np.concatenate([p[1] for p in parts])

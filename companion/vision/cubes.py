@@ -46,10 +46,10 @@ SAME_CUBE_REACH = 1.0
 FEATURES = (
     "sure", "score", "face", "value_conf", "colour_conf", "size_vs_photo", "aspect_vs_photo", "shade_vs_photo",
     "near", "near_sure", "surer_by", "shade_vs_near", "size_vs_near", "aspect_vs_near", "overlap_near",
-    "gap_dark", "boxes",
+    "gap_dark", "boxes", "toward_camera", "perspective",
 )
 # what the model weighs besides: a neighbour's evidence counts only when it is close
-DERIVED = ("close", "close_surer_by", "close_shade", "close_unsure", "log_sure")
+DERIVED = ("close", "close_surer_by", "close_shade", "close_unsure", "log_sure", "close_toward")
 INPUTS = FEATURES + DERIVED
 _INNER = 0.2  # the margin of a box left out when measuring its body's shade (edges, bevels, shadow)
 
@@ -145,6 +145,8 @@ def box_features(
     shade = np.array([_shade(rgb, d.box) for d in detections])
     out = np.zeros((n, len(FEATURES)))
     size_l, aspect_l, shade_l = size.tolist(), aspect.tolist(), shade.tolist()  # a handful each: lists are quicker
+    centres = np.array([_centre(d) for d in detections])
+    nearer = _nearer(centres, size)
     for i, d in enumerate(detections):
         others = [j for j in range(n) if j != i]
         near, j = min(((_near(d, detections[k]), k) for k in others), default=(3.0, -1))
@@ -155,8 +157,23 @@ def box_features(
         else:
             row += [sure[j], sure[j] - sure[i], abs(shade[i] - shade[j]), size[i] - size[j], aspect[i] - aspect[j],
                     _overlap(d, detections[j]), _gap_dark(rgb, d, detections[j], shade[i], shade[j])]
-        out[i] = row + [n / 10]
+        toward = 0.0
+        if j >= 0 and nearer is not None:
+            offset = centres[i] - centres[j]
+            toward = float(offset @ nearer / (np.linalg.norm(offset) * np.linalg.norm(nearer) + 1e-9))
+        strength = 0.0 if nearer is None else float(np.linalg.norm(nearer) * np.ptp(centres, axis=0).max())
+        out[i] = row + [n / 10, toward, min(strength, 3.0)]
     return out
+
+
+def _nearer(centres: np.ndarray, log_size: np.ndarray) -> np.ndarray | None:
+    """The photo's shared perspective: the direction (and rate, per pixel) in which its faces
+    grow, toward the camera, where a cube shows its side faces (None: under 3 boxes)."""
+    if len(centres) < 3:
+        return None
+    a = np.column_stack([np.ones(len(centres)), centres - centres.mean(axis=0)])
+    coef, *_ = np.linalg.lstsq(a, log_size, rcond=None)
+    return coef[1:]
 
 
 def model_inputs(features: np.ndarray) -> np.ndarray:
@@ -164,7 +181,8 @@ def model_inputs(features: np.ndarray) -> np.ndarray:
     f = {name: features[:, k] for k, name in enumerate(FEATURES)}
     close = np.clip(1.0 - f["near"], 0.0, None)
     return np.column_stack([features, close, close * f["surer_by"], close * f["shade_vs_near"],
-                            close * (1.0 - f["sure"]), np.log(f["sure"] + 0.05)])
+                            close * (1.0 - f["sure"]), np.log(f["sure"] + 0.05),
+                            close * f["toward_camera"] * f["perspective"]])
 
 
 def _vs(values: list[float], i: int, others: list[int]) -> float:
