@@ -11,10 +11,11 @@ the centres of two touching dice come as close, in box sizes, as a top and a sid
 What else tells them apart is what the photo's top faces share: they all lie in the table
 plane, so they share one perspective (box size and shape change smoothly across the photo)
 and one light (every top face has the same normal, so a die body's top looks alike on every
-die, while a side face is lit otherwise). `box_features` measures, for each box, how it
-departs from the photo's other boxes in size, shape and shading, how close and how much
-surer its nearest neighbour is, and how dark the ground between them is (a gap between two
-dice, none between a top face and its own side). A logistic regression (`CubeModel`, models/cubes.json,
+die, while a side face is lit otherwise), and a cube shows its side faces toward the camera,
+the way the photo's faces grow. `box_features` measures, for each box, how it departs from
+the photo's other boxes in size, shape and shading, how close and how much surer its nearest
+neighbour is, how dark the ground between them is (a gap between two dice, none between a
+top face and its own side), and whether it lies toward the camera from that neighbour. A logistic regression (`CubeModel`, models/cubes.json,
 trained by `python -m training.cubes` on generated photos whose every cube outline is
 labelled) turns them into the probability that the box is a side face.
 
