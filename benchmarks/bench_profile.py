@@ -192,7 +192,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=ROOT / "data" / "games_bench")
     ap.add_argument("--games", type=int, default=16)
-    ap.add_argument("--seed", type=int, default=DEFAULT_SEED + 1000, help="games seed (default 6001; 5001 is for tuning)")
+    ap.add_argument("--seed", type=int, default=DEFAULT_SEED + 1000, help="games seed (default 6001; 5001 and 5501 are for tuning)")
     args = ap.parse_args(argv)
     made = write_games(args.data, args.games, PHOTOS, args.seed)
     if made:

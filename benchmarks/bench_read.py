@@ -7,11 +7,17 @@ sample images, or any dataset folder given) and adding sensor-like grain so that
 are as large as a phone's (3-5 MB), then reports
 
 - warm: the median and 95th percentile of read_image() per photo in one process, end to end
-  (file read, JPEG decode at reduced size, detector, reader, decoding), and its parts;
+  (file read, JPEG decode at reduced size, detector, reader, decoding), its CPU time (all
+  threads: what a read costs whatever else the machine runs), and where the time goes, per
+  stage (timed in a separate pass of the same photos);
 - the same photos' bare JPEG decode at 1/4 scale (Pillow's draft, no model), timed in the
   same run, and the ratio of the warm median to it: a figure that holds on a slower machine;
 - cold: the wall time from starting a fresh Python process to its first result;
 - peak resident memory of the warm process and of the cold one.
+
+With --compare-spinning it then reads the photos again with sessions whose idle threads spin
+(onnxruntime's default) and with the shipped ones (they sleep), interleaved in one process in an
+order shuffled per photo, and checks that both read every photo the same.
 
 Targets: median <= 150 ms per 12 MP photo and at most 2.5 times the bare decode; cold start <= 2 s.
 """
@@ -19,7 +25,9 @@ Targets: median <= 150 ms per 12 MP photo and at most 2.5 times the bare decode;
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import random
 import statistics
 import subprocess
 import sys
@@ -69,44 +77,142 @@ def _peak_rss_mb() -> float:
 
 def warm_times(paths: list[Path], repeat: int) -> dict:
     from companion.vision import read_image
-    from companion.vision.image_io import load_work_image
     from companion.vision.models import load_models
-    from companion.vision.pipeline import read_work_image
 
     models = load_models()  # loaded once, as a server does
     read_image(paths[0], models)
-    totals, loads, rest, bare = [], [], [], []
+    totals, cpu, bare, bare_cpu = [], [], [], []
     for _ in range(repeat):
         for p in paths:
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             read_image(p, models)
             totals.append((time.perf_counter() - t0) * 1000)
-            t0 = time.perf_counter()
-            work = load_work_image(p)
-            t1 = time.perf_counter()
-            read_work_image(work, models)
-            t2 = time.perf_counter()
-            loads.append((t1 - t0) * 1000)
-            rest.append((t2 - t1) * 1000)
-            bare.append(_bare_decode_ms(p))
+            cpu.append((time.process_time() - c0) * 1000)
+            c0, t0 = time.process_time(), time.perf_counter()
+            _bare_decode(p)
+            bare.append((time.perf_counter() - t0) * 1000)
+            bare_cpu.append((time.process_time() - c0) * 1000)
     return {
         "median_ms": statistics.median(totals),
         "p95_ms": float(np.percentile(totals, 95)),
-        "load_decode_median_ms": statistics.median(loads),
-        "models_and_decoding_median_ms": statistics.median(rest),
+        "cpu_median_ms": statistics.median(cpu),
         "bare_decode_median_ms": statistics.median(bare),
+        "bare_decode_cpu_median_ms": statistics.median(bare_cpu),
         "n": len(totals),
         "peak_rss_mb": _peak_rss_mb(),
+        "stages": stage_times(paths, repeat, models),
     }
 
 
-def _bare_decode_ms(path: Path) -> float:
+# The stages of a read, as (module, function) pairs timed where the pipeline calls them.
+STAGES = {
+    "find faces (detector, mirror views)": ("companion.vision.pipeline", "find_faces"),
+    "of which the second search (sharper copy, its windows)": ("companion.vision.pipeline", "_search_regions"),
+    "of which the sharper copy": ("companion.vision.pipeline", "load_detail"),
+    "crops + reader (turns)": ("companion.vision.pipeline", "read_boxes"),
+    "set decoder": ("companion.vision.pipeline", "decode"),
+}
+
+
+def stage_times(paths: list[Path], repeat: int, models) -> dict[str, tuple[float, float]]:
+    """Median wall and CPU time per stage of a read, ms: loading (file read, decode, upright,
+    working size), the stages above, and the rest (scene checks, flags, Python)."""
+    import importlib
+
+    from companion.vision.image_io import load_work_image
+    from companion.vision.pipeline import read_work_image
+
+    spent: dict[str, np.ndarray] = {}
+
+    def clocks() -> np.ndarray:
+        return np.array([time.perf_counter(), time.process_time()]) * 1000
+
+    def timed(name, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            t0 = clocks()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[name] = spent.get(name, 0.0) + clocks() - t0
+        return wrapper
+
+    originals = [(importlib.import_module(m), f) for m, f in STAGES.values()]
+    saved = [getattr(mod, f) for mod, f in originals]
+    rows: dict[str, list[np.ndarray]] = {name: [] for name in ["load + decode", *STAGES, "rest"]}
+    none = np.zeros(2)
+    try:
+        for (mod, f), name, fn in zip(originals, STAGES, saved):
+            setattr(mod, f, timed(name, fn))
+        for _ in range(repeat):
+            for p in paths:
+                spent.clear()
+                t0 = clocks()
+                work = load_work_image(p)
+                t1 = clocks()
+                read_work_image(work, models)
+                t2 = clocks()
+                rows["load + decode"].append(t1 - t0)
+                for name in STAGES:
+                    rows[name].append(spent.get(name, none))
+                top = sum((spent.get(n, none) for n in STAGES if not n.startswith("of which")), none)
+                rows["rest"].append(t2 - t1 - top)
+    finally:
+        for (mod, f), fn in zip(originals, saved):
+            setattr(mod, f, fn)
+    return {name: tuple(float(x) for x in np.median(np.array(v), axis=0)) for name, v in rows.items()}
+
+
+def _bare_decode(path: Path) -> None:
     """Reading the file and decoding it at 1/4 scale with libjpeg's DCT scaling, nothing else."""
-    t0 = time.perf_counter()
     with Image.open(path) as img:
         img.draft("RGB", (img.width // 4, img.height // 4))
         img.load()
-    return (time.perf_counter() - t0) * 1000
+
+
+def compare_spinning(paths: list[Path], repeat: int) -> dict[str, float]:
+    """Median ms per read with the shipped sessions and with spinning ones, and of the bare decode,
+    interleaved (order shuffled per photo: a pool that spins slows whatever runs next)."""
+    import dataclasses
+
+    import onnxruntime as ort
+
+    from companion.vision import read_image
+    from companion.vision.models import DETECTOR_FILE, READER_FILE, default_models_dir, load_models
+
+    shipped = load_models()
+
+    def spinning(name: str):
+        opts = ort.SessionOptions()
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        opts.inter_op_num_threads = 1
+        opts.intra_op_num_threads = shipped.detector.session.get_session_options().intra_op_num_threads
+        return ort.InferenceSession(str(default_models_dir() / name), sess_options=opts,
+                                    providers=["CPUExecutionProvider"])
+
+    spin = dataclasses.replace(shipped, detector=dataclasses.replace(shipped.detector, session=spinning(DETECTOR_FILE)),
+                               reader=dataclasses.replace(shipped.reader, session=spinning(READER_FILE)))
+    variants = {"sleeping threads (shipped)": shipped, "spinning threads": spin}
+    for models in variants.values():
+        read_image(paths[0], models)
+    times: dict[str, list[float]] = {name: [] for name in [*variants, "bare decode"]}
+    order = random.Random(0)
+    for _ in range(repeat):
+        for p in paths:
+            names = list(times)
+            order.shuffle(names)
+            seen = []
+            for name in names:
+                t0 = time.perf_counter()
+                if name == "bare decode":
+                    _bare_decode(p)
+                else:
+                    dice = read_image(p, variants[name]).dice
+                    seen.append([(d.value, d.color, d.confidence, d.box, d.die, d.uncertain) for d in dice])
+                times[name].append((time.perf_counter() - t0) * 1000)
+            if seen[0] != seen[1]:
+                raise SystemExit(f"{p.name}: the two sessions read it differently")
+    return {name: statistics.median(v) for name, v in times.items()}
 
 
 def cold_start(path: Path, runs: int) -> dict:
@@ -129,6 +235,8 @@ def main(argv=None) -> int:
     ap.add_argument("--photos", type=int, default=8)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--cold-runs", type=int, default=3)
+    ap.add_argument("--compare-spinning", action="store_true",
+                    help="also read interleaved with sessions whose idle threads spin")
     ap.add_argument("--make-only", metavar="DIR", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.make_only:
@@ -146,11 +254,21 @@ def main(argv=None) -> int:
               f"max {cold['max_wall_ms']:.0f} ms (imports -> result {cold['median_import_to_result_ms']:.0f} ms), "
               f"peak RSS {cold['peak_rss_mb']:.0f} MB")
         warm = warm_times(paths, args.repeat)
-        print(f"warm, per photo ({warm['n']} reads): median {warm['median_ms']:.1f} ms, p95 {warm['p95_ms']:.1f} ms "
-              f"(load + decode {warm['load_decode_median_ms']:.1f} ms, models + decoding "
-              f"{warm['models_and_decoding_median_ms']:.1f} ms); peak RSS {warm['peak_rss_mb']:.0f} MB")
-        print(f"bare JPEG decode at 1/4 scale, same photos, same run: median {warm['bare_decode_median_ms']:.1f} ms; "
-              f"reading takes {warm['median_ms'] / warm['bare_decode_median_ms']:.2f} times as long")
+        print(f"warm, per photo ({warm['n']} reads): median {warm['median_ms']:.1f} ms, p95 {warm['p95_ms']:.1f} ms, "
+              f"CPU time {warm['cpu_median_ms']:.1f} ms; peak RSS {warm['peak_rss_mb']:.0f} MB")
+        print(f"bare JPEG decode at 1/4 scale, same photos, same run: median {warm['bare_decode_median_ms']:.1f} ms "
+              f"(CPU {warm['bare_decode_cpu_median_ms']:.1f} ms); reading takes "
+              f"{warm['median_ms'] / warm['bare_decode_median_ms']:.2f} times as long "
+              f"({warm['cpu_median_ms'] / warm['bare_decode_cpu_median_ms']:.2f} times the CPU time)")
+        print(f"per stage, median ms {'wall':>12s} {'CPU':>7s}")
+        for name, (wall, cpu) in warm["stages"].items():
+            print(f"  {name:56s} {wall:7.1f} {cpu:7.1f}")
+        if args.compare_spinning:
+            ab = compare_spinning(paths, args.repeat)
+            bare = ab.pop("bare decode")
+            print(f"interleaved, shuffled ({args.repeat * len(paths)} reads each; bare decode {bare:.1f} ms): "
+                  + ", ".join(f"{name} {ms:.1f} ms ({ms / bare:.2f} times)" for name, ms in ab.items())
+                  + "; the same readings")
     return 0
 
 

@@ -33,10 +33,9 @@ import numpy as np
 from PIL import Image
 
 REPO = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-PHONE = {"width": 390, "height": 844}
+sys.path.insert(0, str(REPO))  # tests/ and training/ are not installed: imported from the checkout
+from tests.browser_helpers import PHONE, launch_chromium  # noqa: E402 - Chromium as the browser tests run it
+
 LINK = {"offline": False, "latency": 40, "downloadThroughput": 20e6 / 8, "uploadThroughput": 20e6 / 8}
 SOURCES = ["s00_white_10.jpg", "s01_black_10.jpg", "s03_busy_exif.jpg", "s12_far_phone.jpg"]
 GRAIN_SIGMA = 5.0  # per-pixel noise, in 8-bit levels: a phone sensor's grain at indoor light
@@ -149,7 +148,7 @@ def bench_turns(count: int) -> None:
         sizes = [p.stat().st_size for p in photos]
         print(f"{count} photos, 4032x3024 with grain, {min(sizes) / 1e6:.1f}-{max(sizes) / 1e6:.1f} MB; "
               f"link 20 Mbit/s, 40 ms; Chromium at 390x844")
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = launch_chromium(playwright)
         with Server(Path(tmp) / "bench.sqlite3") as server:
             one_turn(browser, server, photos[0], True)  # loads the models and warms the caches
             for downscale in (True, False):
@@ -173,7 +172,7 @@ def write_sent_set(far: Path, out: Path, limit: int) -> None:
         lines = lines[:limit]
     (out / "images").mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = launch_chromium(playwright)
         with Server(Path(tmp) / "bench.sqlite3") as server:
             page = browser.new_page(base_url=server.url)
             page.goto("/")
@@ -202,7 +201,6 @@ def scaled(label: dict, image: str, width: int, height: int) -> dict:
 
 
 def compare_readings(far: Path, out: Path, limit: int) -> None:
-    sys.path.insert(0, str(REPO))  # training/ is not installed: it is imported from the checkout
     from companion.vision.models import load_models
     from training.common import read_dataset
     from training.evaluate import evaluate_image, summarise

@@ -208,6 +208,10 @@ def standard_set() -> DiceSet:
 
 # A turn rolls every die of the set, so no roll shows more.
 MAX_DICE = len(standard_set().dice)
+# The numbers the set's faces show (1..10 on the standard set; a wild shows none).
+FACE_VALUES: tuple[int, ...] = tuple(
+    sorted({f.value for d in standard_set().dice for f in d.faces if f.value is not None})
+)
 # The values a high die shows (5..10 on the standard set).
 HIGH_VALUES: tuple[int, ...] = tuple(
     sorted({f.value for d in standard_set().high for f in d.faces if f.value is not None})

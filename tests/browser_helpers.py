@@ -1,6 +1,7 @@
-"""Driving the scorepad page in real Chromium: shared by the browser tests and
-docs/make_screenshots.py (which imports it as ``tests.browser_helpers``): plain functions, not
-fixtures, so each test reads as the player's taps.
+"""Driving the scorepad page in real Chromium: shared by the browser tests,
+docs/make_screenshots.py and benchmarks/bench_turn.py (which import it as
+``tests.browser_helpers``): plain functions, not fixtures, so each test reads as the player's
+taps, and one Chromium launch (its flags) for all of them.
 
 Debian's Chromium through Playwright (Playwright's own browser download cannot work offline),
 headless, with a fresh profile per launch.

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import io
+import re
 import sqlite3
 
 import pytest
 from PIL import Image
 
-from companion.dice import parse_faces
-from companion.game import Game
+from companion.dice import COLORS, HIGH_VALUES, MAX_DICE, parse_faces, standard_set
+from companion.game import MAX_NAME_LENGTH, Game
 from companion.rules import evaluate
+from companion.rules.phases import MAX_ROLLS_LEFT, PHASE_COUNT
 from companion.server import MAX_UPLOAD, create_app
 
 PHASE1_MADE = ["7b", "7r", "7g", "3o", "3r", "Wb"]  # 7+7+7+3+3 = 27
@@ -200,6 +202,14 @@ def test_first_player_is_the_highest_roll_and_ties_roll_again(client):
     assert bad.status_code == 400 and "5..10" in bad.json["error"]
 
 
+def test_first_player_refuses_a_name_given_twice_as_the_game_would(client):
+    twice = {"players": ["Ann", " ann"], "rolls": [6, 9]}
+    refused = client.post("/api/first-player", json=twice)
+    assert refused.status_code == 400
+    assert refused.json["error"] == "Player name 'ann' is given twice."
+    assert client.post("/api/games", json={"players": twice["players"]}).json == refused.json
+
+
 def test_openapi_documents_every_api_route(app, client):
     doc = client.get("/api/openapi.json").json
     assert doc["openapi"].startswith("3.")
@@ -212,6 +222,31 @@ def test_openapi_documents_every_api_route(app, client):
         for method in rule.methods - {"HEAD", "OPTIONS"}:
             served.add((path, method.lower()))
     assert served == documented
+
+
+def _request_fields(doc: dict, path: str) -> dict:
+    return doc["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"]
+
+
+def test_openapi_takes_the_numbers_of_the_rules_from_the_core(client):
+    doc = client.get("/api/openapi.json").json
+    scored, advised = _request_fields(doc, "/api/evaluate"), _request_fields(doc, "/api/advise")
+    assert scored["phase"]["maximum"] == advised["phase"]["maximum"] == PHASE_COUNT
+    assert scored["dice"]["maxItems"] == advised["dice"]["minItems"] == advised["dice"]["maxItems"] == MAX_DICE
+    assert advised["rolls_left"]["maximum"] == MAX_ROLLS_LEFT
+    rolls = _request_fields(doc, "/api/first-player")["rolls"]["items"]
+    assert (rolls["minimum"], rolls["maximum"]) == (min(HIGH_VALUES), max(HIGH_VALUES))
+    names = _request_fields(doc, "/api/games")["players"]["items"]
+    assert names["maxLength"] == MAX_NAME_LENGTH
+    pad = doc["components"]["schemas"]["PlayerScore"]["properties"]["phases"]
+    assert pad["minItems"] == pad["maxItems"] == PHASE_COUNT
+    # the token pattern takes every face of the set, and nothing else
+    pattern = re.compile(doc["components"]["schemas"]["Token"]["pattern"])
+    faces = {f.token for d in standard_set().dice for f in d.faces}
+    assert all(pattern.fullmatch(t) for t in faces)
+    values = {t[:-1] for t in faces}
+    assert all(pattern.fullmatch(f"{v}{c.letter}") for v in values for c in COLORS)
+    assert not any(pattern.fullmatch(t) for t in ["0r", "11b", "Wx", "7", "W", "107g"])
 
 
 def test_the_page_and_its_assets_are_served_locally(client):

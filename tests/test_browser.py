@@ -119,6 +119,21 @@ def test_the_starter_is_decided_by_a_high_die_each(page):
     expect(page.locator("#current-player")).to_have_text("Bob")
 
 
+def test_a_name_given_twice_is_refused_with_the_games_sentence(page):
+    page.goto("/")
+    page.fill("#players li:nth-child(1) input", "Ann")
+    page.fill("#players li:nth-child(2) input", "ann")
+    page.check("input[name=start][value=roll]")
+    page.select_option("#rolls select >> nth=0", "6")
+    page.select_option("#rolls select >> nth=1", "9")
+    expect(page.locator("#roll-result")).to_have_text("Player name 'ann' is given twice.")
+    page.check("input[name=start][value=order]")
+    page.click("#start-game")
+    expect(page.locator("#new-error")).to_have_text("Player name 'ann' is given twice.")
+    expect(page.locator("#start-game")).to_be_visible()  # still on the start screen, names kept
+    expect(page.locator("#players li:nth-child(2) input")).to_have_value("ann")
+
+
 @pytest.mark.skipif(not models_ready(), reason="the photo part needs models/*.onnx (trained by the vision task)")
 @pytest.mark.skipif(not sample_photos(), reason="the photo part needs sample_images/ (made by the data generator)")
 def test_a_photo_is_read_outlined_and_corrected_by_tapping(page):

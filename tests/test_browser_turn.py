@@ -12,6 +12,7 @@ from playwright.sync_api import Page, expect
 
 from browser_helpers import PHONE, add_dice, add_die, create_game, in_viewport, take_photo
 from conftest import REPO, models_ready
+from companion.game import MAX_NAME_LENGTH
 
 pytestmark = pytest.mark.browser
 SAMPLES = REPO / "sample_images"
@@ -399,7 +400,7 @@ def test_in_small_chips_the_colour_letter_does_not_cover_the_digit(page):
 
 def test_six_long_names_scroll_sideways_with_the_row_labels_fixed_and_a_sign_of_more(page):
     names = [f"{n} " + "abcdefghij" * 3 for n in "ABCDEF"]
-    create_game(page, [name[:30] for name in names])
+    create_game(page, [name[:MAX_NAME_LENGTH] for name in names])
     pad = page.locator("#scorepad")
     pad.scroll_into_view_if_needed()
     expect(page.locator("#pad-hint")).to_be_visible()

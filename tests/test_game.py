@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from companion.dice import Face, parse_faces, standard_set
 from companion.game import Attempt, Game, GameError, Mode, PlayerScore, Scorepad
 from companion.rules import HouseRules, evaluate
+from companion.seating import SeatingError, first_player
 
 # --- rolls the physical set can show ---------------------------------------------------------
 
@@ -129,6 +130,22 @@ def test_a_name_of_30_characters_fits_and_a_replayed_log_keeps_the_limit():
     assert Game.new([" " + "A" * 30 + " "]).players == ("A" * 30,)  # counted after the trim
     with pytest.raises(GameError, match="longer than 30 characters"):
         Game.from_json({"players": ["A" * 31]})
+
+
+@pytest.mark.parametrize("players, message", [
+    (["Ann", " ann "], "player name 'ann' is given twice"),
+    (["Ann", "B" * 31], "longer than 30 characters"),
+    (["Ann", " "], "non-empty"),
+])
+def test_the_starter_roll_refuses_the_names_a_game_refuses(players, message):
+    with pytest.raises(GameError, match=message):
+        Game.new(players)
+    with pytest.raises(SeatingError, match=message):
+        first_player(players, [6, 9])
+
+
+def test_the_starter_roll_gives_the_names_as_the_game_keeps_them():
+    assert first_player([" Ann", "Bob "], [9, 6]).order == ("Ann", "Bob")
 
 
 # --- turns ------------------------------------------------------------------------------------

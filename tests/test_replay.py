@@ -104,6 +104,7 @@ def illegal_logs() -> list[tuple[str, object, str]]:
         ("token", bad_token, "turns[1]: bad dice token '9x'"),
         ("json", '{"players": ["Ann"], "turns": [', "not valid JSON"),
         ("players", {"players": [], "turns": []}, "at least 1 player"),
+        ("twice", {"players": ["Ann", " ann"], "turns": []}, "player name 'ann' is given twice"),
     ]
 
 

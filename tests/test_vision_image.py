@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from companion.vision.image_io import MAX_PIXELS, WORK_LONG_SIDE, load_detail, load_full_image, load_work_image
+from companion.vision.image_io import (
+    MAX_PIXELS,
+    WORK_LONG_SIDE,
+    _shrink,
+    load_detail,
+    load_full_image,
+    load_work_image,
+)
 from companion.vision.reading import DieReading, ImageError, Reading
 from companion.dice import Color, Face
 
@@ -61,6 +68,24 @@ def test_big_photo_keeps_one_sharper_copy_for_small_dice():
     # a photo no larger than the working image has nothing sharper to give
     small = load_work_image(_jpeg(_marked(960, 720)))
     assert small.detail is None and load_detail(small, 1800) is small
+
+
+@pytest.mark.parametrize("size", [(4000, 3000), (4001, 2999), (3024, 4032)])
+def test_working_image_is_the_half_scale_decode_shrunk_by_area(size):
+    # Halving the decoded photo before it becomes an array (no copy of the full pixels) must
+    # give the pixels that shrinking the array by area does, odd sides included: the models
+    # were chosen on those
+    rng = np.random.default_rng(0)
+    small = rng.integers(0, 256, (size[1] // 16, size[0] // 16, 3), dtype=np.uint8)
+    data = _jpeg(Image.fromarray(small).resize(size, Image.Resampling.BICUBIC))
+    with Image.open(io.BytesIO(data)) as ref:
+        ref.draft("RGB", (size[0] // 2, size[1] // 2))
+        decoded = np.asarray(ref.convert("RGB"))
+    work = load_work_image(data)
+    assert decoded.shape[:2] == ((size[1] + 1) // 2, (size[0] + 1) // 2)
+    assert np.array_equal(work.rgb, _shrink(decoded, WORK_LONG_SIDE))
+    assert work.detail is not None and np.array_equal(work.detail.array(), decoded)
+    assert np.array_equal(load_detail(work, 1500).rgb, _shrink(decoded, 1500))
 
 
 def test_small_image_is_not_enlarged():

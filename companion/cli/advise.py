@@ -8,12 +8,12 @@ from typing import Any, Iterable
 
 from companion.advisor import MAX_ROLLS_LEFT, advise
 from companion.cli.common import add_house_rule_flags, house_rules, usage_error
-from companion.dice import TOKEN_HELP, parse_tokens
+from companion.dice import MAX_DICE, TOKEN_HELP, parse_tokens
 from companion.rules import HouseRules
 from companion.rules.phases import PHASES
 
 DESCRIPTION = f"""\
-Advise which dice to keep: for the 10 dice showing and the rolls left in the turn, the keep
+Advise which dice to keep: for the {MAX_DICE} dice showing and the rolls left in the turn, the keep
 that gives the best chance of making the phase, the keep that gives the best expected score,
 and what keeping everything (stopping now) gives. Prints one JSON object:
   {{"best":       {{"keep": [indices], "p_complete": float, "expected_score": float}},
@@ -22,7 +22,7 @@ and what keeping everything (stopping now) gives. Prints one JSON object:
 keep: indices into the tokens as given (0-based) of the dice to keep; reroll the others.
 p_complete: chance of making the phase by the end of the turn, playing the later roll the
 same way; expected_score: expected phase score (a miss counts 0).
-Tokens: {TOKEN_HELP}. All 10 dice are needed (a turn always rolls every die)."""
+Tokens: {TOKEN_HELP}. All {MAX_DICE} dice are needed (a turn always rolls every die)."""
 
 EPILOG = """\
 examples:
@@ -45,19 +45,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--phase", metavar="N", help="the phase, 1..10 (required)")
+    parser.add_argument("--phase", metavar="N", help=f"the phase, 1..{len(PHASES)} (required)")
     parser.add_argument(
-        "--rolls-left", metavar="K", help="rolls still to come: 2 after the first roll, 1 after the second, 0 at the end (required)"
+        "--rolls-left", metavar="K",
+        help=f"rolls still to come: {MAX_ROLLS_LEFT} after the first roll, 1 less after each, 0 at the end (required)"
     )
     add_house_rule_flags(parser)
-    parser.add_argument("tokens", nargs="*", metavar="TOKEN", help="the 10 dice showing, e.g. 7b 10g Wr H3:7r")
+    parser.add_argument("tokens", nargs="*", metavar="TOKEN", help=f"the {MAX_DICE} dice showing, e.g. 7b 10g Wr H3:7r")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     rules = house_rules(args)
     if args.phase is None or args.rolls_left is None:
-        return usage_error("advise", "give --phase N, --rolls-left K and the 10 dice tokens (see companion advise --help)")
+        return usage_error("advise", f"give --phase N, --rolls-left K and the {MAX_DICE} dice tokens "
+                                        "(see companion advise --help)")
     try:
         phase = _whole(args.phase, "phase", 1, len(PHASES))
         rolls_left = _whole(args.rolls_left, "rolls left", 0, MAX_ROLLS_LEFT)

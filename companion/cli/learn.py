@@ -54,7 +54,7 @@ def _fail(message: str) -> int:
 
 def parse_labels(path: Path) -> list[tuple[int, str, Path, list]]:
     """(line number, image as written, its path, its confirmed dice) for each photo line."""
-    from companion.dice import WILD_TEXT, Color, DiceError, Face
+    from companion.dice import FACE_VALUES, WILD_TEXT, Color, DiceError, Face
     from companion.vision.learn import ConfirmedDie
 
     try:
@@ -79,8 +79,9 @@ def parse_labels(path: Path) -> list[tuple[int, str, Path, list]]:
             value = die.get("value")
             if value in (WILD_TEXT, WILD_TEXT.lower()):
                 value = None
-            elif isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10:
-                raise LabelsError(f'{where}, die {k}: value {die.get("value")!r} is not 1..10 or "W"')
+            elif isinstance(value, bool) or not isinstance(value, int) or value not in FACE_VALUES:
+                raise LabelsError(f'{where}, die {k}: value {die.get("value")!r} is not '
+                                  f'{FACE_VALUES[0]}..{FACE_VALUES[-1]} or "{WILD_TEXT}"')
             color_text = die.get("color")
             try:
                 color = Color.parse(color_text) if isinstance(color_text, str) else None

@@ -46,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--phase", metavar="N", help="the phase, 1..10 (single-roll mode)")
+    parser.add_argument("--phase", metavar="N", help=f"the phase, 1..{len(PHASES)} (single-roll mode)")
     parser.add_argument("--jsonl", action="store_true", help="read {\"phase\", \"dice\"} lines on stdin")
     add_house_rule_flags(parser)
     parser.add_argument("tokens", nargs="*", metavar="TOKEN", help="the dice, e.g. 7b 10g Wr H3:7r")

@@ -9,8 +9,9 @@
 """
 
 from companion.game.game import Game, house_rules_from_json
-from companion.game.model import MAX_NAME_LENGTH, Attempt, GameError, Mode, Stage
+from companion.game.model import FIVE_PHASE_BONUS_PHASE, MAX_NAME_LENGTH, Attempt, GameError, Mode, Stage
+from companion.game.names import player_names
 from companion.game.scorepad import PlayerScore, Scorepad
 
-__all__ = ["MAX_NAME_LENGTH", "Game", "GameError", "Mode", "Stage", "Attempt", "Scorepad", "PlayerScore",
-           "house_rules_from_json"]
+__all__ = ["FIVE_PHASE_BONUS_PHASE", "MAX_NAME_LENGTH", "Game", "GameError", "Mode", "Stage", "Attempt",
+           "Scorepad", "PlayerScore", "house_rules_from_json", "player_names"]

@@ -12,7 +12,8 @@ import dataclasses
 from typing import Any, Mapping, Sequence
 
 from companion.dice import MAX_DICE, DiceError, Face, parse_tokens
-from companion.game.model import MAX_NAME_LENGTH, Attempt, GameError, Mode, Stage
+from companion.game.model import Attempt, GameError, Mode, Stage
+from companion.game.names import player_names
 from companion.game.scorepad import PlayerScore, Scorepad
 from companion.game.table import Table
 from companion.rules import Evaluation, HouseRules, evaluate
@@ -33,7 +34,7 @@ class Game:
         cls, players: Sequence[str], mode: Mode | str = Mode.STANDARD, rules: HouseRules = HouseRules()
     ) -> "Game":
         mode = Mode.parse(mode)
-        names = _check_players(players)
+        names = player_names(players)
         if mode is Mode.SOLITAIRE and len(names) != 1:
             raise GameError(f"solitaire is for exactly 1 player, got {len(names)}")
         if not isinstance(rules, HouseRules):
@@ -165,25 +166,6 @@ class Game:
             except (GameError, DiceError) as exc:
                 raise GameError(f"turns[{index}]: {exc}", turn=index) from exc
         return game
-
-
-def _check_players(players: Sequence[str]) -> tuple[str, ...]:
-    if isinstance(players, str) or not isinstance(players, Sequence):
-        raise GameError("players must be a list of names")
-    if not players:
-        raise GameError("a game needs at least 1 player")
-    names: list[str] = []
-    for name in players:
-        if not isinstance(name, str) or not name.strip():
-            raise GameError(f"a player's name must be non-empty text, got {name!r}")
-        name = name.strip()
-        if len(name) > MAX_NAME_LENGTH:
-            raise GameError(f"name {name[:MAX_NAME_LENGTH]!r}... is longer than {MAX_NAME_LENGTH} characters")
-        # Names that differ only in case would make an ambiguous scorepad.
-        if any(name.casefold() == other.casefold() for other in names):
-            raise GameError(f"player name {name!r} is given twice")
-        names.append(name)
-    return tuple(names)
 
 
 def _check_faces(faces: Sequence[Face]) -> tuple[Face, ...]:

@@ -12,6 +12,7 @@ from companion.rules.phases import PHASE_COUNT
 FINISHED = PHASE_COUNT + 1  # the "current phase" of a player who has made all ten
 BONUS = 40  # both the Five Phase Bonus and the First Finish Bonus
 FIVE_PHASE_THRESHOLD = 221
+FIVE_PHASE_BONUS_PHASE = 5  # making this phase earns the Five Phase Bonus, on Phases 1..5's total
 SOLITAIRE_MISS_PENALTY = -5
 MAX_NAME_LENGTH = 30  # a name must fit a scorepad column on a phone
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from companion.game.model import (
     BONUS,
     FINISHED,
+    FIVE_PHASE_BONUS_PHASE,
     FIVE_PHASE_THRESHOLD,
     SOLITAIRE_MISS_PENALTY,
     Mode,
@@ -37,6 +38,10 @@ class Seat:
     def total(self) -> int:
         phases = sum(s for s in self.scores if s is not None)
         return phases + self.five_phase_bonus + self.first_finish_bonus + self.penalty
+
+
+def _five_phase_total(seat: Seat) -> int:
+    return sum(s or 0 for s in seat.scores[:FIVE_PHASE_BONUS_PHASE])
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +93,7 @@ class Table:
         phase = seat.phase
         seat.scores[phase - 1] = score
         seat.phase += 1
-        five = BONUS if phase == 5 and sum(s or 0 for s in seat.scores[:5]) >= FIVE_PHASE_THRESHOLD else 0
+        five = BONUS if phase == FIVE_PHASE_BONUS_PHASE and _five_phase_total(seat) >= FIVE_PHASE_THRESHOLD else 0
         seat.five_phase_bonus += five
         finish = self._finish_bonus(seat_index, last_chance) if phase == PHASE_COUNT else 0
         seat.first_finish_bonus += finish

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from companion.store import MAX_SET_NAME
+
 DICE_SET_SCHEMA: dict[str, Any] = {
     "type": "object", "required": ["id", "name", "dice", "photos", "in_use"],
     "properties": {
         "id": {"type": "integer"},
-        "name": {"type": "string", "minLength": 1, "maxLength": 40},
+        "name": {"type": "string", "minLength": 1, "maxLength": MAX_SET_NAME},
         "dice": {"type": "integer", "minimum": 0, "description": "dice learnt from confirmed photos"},
         "photos": {"type": "integer", "minimum": 0},
         "in_use": {"type": "boolean", "description": "what was learnt changes readings (the guard lets it)"},
@@ -19,7 +21,7 @@ DICE_SET_SCHEMA: dict[str, Any] = {
 def dice_set_paths(json: Callable, err: Callable, body: Callable, game_id: dict) -> dict[str, Any]:
     one = {"$ref": "#/components/schemas/DiceSet"}
     name = body({"type": "object", "required": ["name"], "properties": {
-        "name": {"type": "string", "minLength": 1, "maxLength": 40}}})
+        "name": {"type": "string", "minLength": 1, "maxLength": MAX_SET_NAME}}})
     set_id = {"name": "set_id", "in": "path", "required": True, "schema": {"type": "integer"}}
     return {
         "/api/dice-sets": {

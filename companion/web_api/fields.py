@@ -102,7 +102,7 @@ _TOKENS = "a list of tokens such as \"7b\", \"10g\", \"Wr\""
 
 
 def faces(body: dict[str, Any]) -> list[Face]:
-    """The "dice" of a roll (1 to 10 tokens: the dice module says)."""
+    """The "dice" of a roll (1 to MAX_DICE tokens: the dice module says)."""
     try:
         return parse_faces(field(body, "dice", list, _TOKENS, items=str))
     except DiceError as exc:

@@ -13,22 +13,19 @@ from collections import OrderedDict
 from typing import Any, Sequence
 
 from companion.dice import Color, DiceError, Face, parse_faces, standard_set
-from companion.game import MAX_NAME_LENGTH as MAX_NAME
-from companion.game import Game, GameError, Mode, house_rules_from_json
+from companion.game import Game, Mode, house_rules_from_json
 from companion.store import AttemptRecord, GameRecord
 from companion.web_api.fields import field
 
 
 def game_config(body: dict[str, Any]) -> dict[str, Any]:
-    """Check a create-game request and return the config to store (the game validates it too)."""
-    players = [p.strip() for p in field(body, "players", list, "a list of names", items=str)]
-    too_long = [p for p in players if len(p) > MAX_NAME]
-    if too_long:
-        raise GameError(f"name {too_long[0][:MAX_NAME]!r}... is longer than {MAX_NAME} characters")
+    """Check a create-game request and return the config to store: the game's own checks
+    (names, solitaire for one player...) refuse a bad one, and give the names as it keeps them."""
+    players = field(body, "players", list, "a list of names", items=str)
     mode = Mode.parse(body.get("mode", "standard"))
     rules = house_rules_from_json(body.get("rules"))
-    Game.new(players, mode, rules)  # the game's own checks: names, solitaire for one player...
-    return {"players": players, "mode": mode.value, "rules": dataclasses.asdict(rules)}
+    game = Game.new(players, mode, rules)
+    return {"players": list(game.players), "mode": mode.value, "rules": dataclasses.asdict(rules)}
 
 
 class ReplayCache:

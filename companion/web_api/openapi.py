@@ -1,12 +1,18 @@
-"""The OpenAPI 3.1 description of the scorepad API, served at /api/openapi.json."""
+"""The OpenAPI 3.1 description of the scorepad API, served at /api/openapi.json.
+
+Every number a rule defines (phases, dice, rolls, names, the high dice) comes from the core.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from companion.game import MAX_NAME_LENGTH
+from companion.dice import COLORS, FACE_VALUES, HIGH_VALUES, MAX_DICE, WILD_TEXT
+from companion.game import MAX_NAME_LENGTH, Mode, Stage
+from companion.game.model import FINISHED
+from companion.rules.phases import COLOR_PHASE, MAX_ROLLS_LEFT, PHASE_COUNT, PHASES
 from companion.web_api.dice_sets_openapi import DICE_SET_SCHEMA, dice_set_paths
-from companion.web_api.settings import MAX_LIST_ITEMS
+from companion.web_api.settings import MAX_LIST_ITEMS, MAX_PHOTO_BYTES
 
 _ERROR = {"$ref": "#/components/schemas/Error"}
 
@@ -23,11 +29,19 @@ def _body(schema: dict[str, Any]) -> dict[str, Any]:
     return {"required": True, "content": {"application/json": {"schema": schema}}}
 
 
+_VALUES = FACE_VALUES
+_LETTERS = "".join(c.letter for c in COLORS)
+# the longest value first ("10" before "1"), so the pattern never stops half-way in one
+_TOKEN_PATTERN = "^({})[{}]$".format("|".join(sorted(map(str, _VALUES), key=len, reverse=True) + [WILD_TEXT]),
+                                     _LETTERS)
+_PHOTO_MB = f"{MAX_PHOTO_BYTES // (1024 * 1024)} MB"
+_PHASE = {"type": "integer", "minimum": 1, "maximum": PHASE_COUNT}
+
 _PHOTO_BODY = {
     "required": True,
     "content": {"multipart/form-data": {"schema": {
         "type": "object", "required": ["photo"],
-        "properties": {"photo": {"type": "string", "format": "binary", "description": "JPEG, PNG or WebP, at most 25 MB"}},
+        "properties": {"photo": {"type": "string", "format": "binary", "description": f"JPEG, PNG or WebP, at most {_PHOTO_MB}"}},
     }}},
 }
 
@@ -38,29 +52,32 @@ _GAME_ID = {"name": "game_id", "in": "path", "required": True, "schema": {"type"
 
 _SCHEMAS: dict[str, Any] = {
     "Error": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}},
-    "Token": {"type": "string", "description": "VALUE+COLOUR: 7b, 10g, Wr (value 1..10 or W; colour r/o/g/b)",
-              "pattern": "^(10|[1-9]|W)[rogb]$",
+    "Token": {"type": "string", "description": f"VALUE+COLOUR: 7b, 10g, Wr (value {_VALUES[0]}..{_VALUES[-1]} or "
+                                              f"{WILD_TEXT}; colour {'/'.join(_LETTERS)})",
+              "pattern": _TOKEN_PATTERN,
               "examples": ["7b", "Wr"]},
     "HouseRules": {"type": "object", "properties": {"natural_in_every_group": {"type": "boolean", "default": False}},
                    "additionalProperties": False},
     "Evaluation": {"type": "object", "properties": {
         "phase": {"type": "integer"}, "complete": {"type": "boolean"}, "score": {"type": ["integer", "null"]},
         "groups": {"type": "array", "items": {"type": "object", "properties": {
-            "kind": {"enum": ["set", "run", "color"]},
+            "kind": {"enum": list(dict.fromkeys(g.kind for p in PHASES for g in p.groups))},
             "dice": {"type": "array", "items": {"type": "integer"}, "description": "indices into the dice sent"},
             "stands_for": {"type": "array", "items": {"type": ["integer", "null"]}}}}}}},
     "KeepOption": {"type": "object", "required": ["keep", "p_complete", "expected_score"], "properties": {
         "keep": {"type": "array", "items": {"type": "integer"}, "description": "indices into the dice sent: keep these, reroll the rest"},
         "p_complete": {"type": "number", "description": "chance of making the phase by the end of the turn"},
         "expected_score": {"type": "number", "description": "expected phase score (a miss counts 0)"},
-        "expected_score_upper": {"type": "number", "description": "only Phase 8, 2 rolls left: expected_score is then a bound"}}},
+        "expected_score_upper": {"type": "number", "description": f"only Phase {COLOR_PHASE}, {MAX_ROLLS_LEFT} rolls left: "
+                                                                  "expected_score is then a bound"}}},
     "Advice": {"type": "object", "required": ["best", "best_score", "keep_all"], "properties": {
         "best": {"$ref": "#/components/schemas/KeepOption", "description": "the best chance of making the phase"},
         "best_score": {"$ref": "#/components/schemas/KeepOption", "description": "the best expected score"},
         "keep_all": {"$ref": "#/components/schemas/KeepOption", "description": "stop now with the dice as they are"}}},
     "PlayerScore": {"type": "object", "properties": {
-        "name": {"type": "string"}, "phase": {"type": "integer", "description": "current phase; 11 when all made"},
-        "phases": {"type": "array", "items": {"type": ["integer", "null"]}, "minItems": 10, "maxItems": 10},
+        "name": {"type": "string"}, "phase": {"type": "integer", "description": f"current phase; {FINISHED} when all are made"},
+        "phases": {"type": "array", "items": {"type": ["integer", "null"]}, "minItems": PHASE_COUNT,
+                   "maxItems": PHASE_COUNT},
         "five_phase_bonus": {"type": "integer"}, "first_finish_bonus": {"type": "integer"},
         "failures": {"type": "integer"}, "penalty": {"type": "integer"}, "total": {"type": "integer"}}},
     "Attempt": {"type": "object", "properties": {
@@ -72,9 +89,9 @@ _SCHEMAS: dict[str, Any] = {
         "evaluation": {"$ref": "#/components/schemas/Evaluation"}, "photo_id": {"type": ["integer", "null"]}}},
     "Game": {"type": "object", "properties": {
         "id": {"type": "string"}, "players": {"type": "array", "items": {"type": "string"}},
-        "mode": {"enum": ["standard", "solitaire"]}, "rules": {"$ref": "#/components/schemas/HouseRules"},
+        "mode": {"enum": [m.value for m in Mode]}, "rules": {"$ref": "#/components/schemas/HouseRules"},
         "seq": {"type": "integer", "description": "the number of attempts so far: the seq the next attempt must carry"},
-        "stage": {"enum": ["normal", "last_chances", "over"]},
+        "stage": {"enum": [s.value for s in Stage]},
         "next": {"type": ["string", "null"]}, "phase": {"type": ["integer", "null"], "description": "the next player's phase"},
         "in_last_chances": {"type": "boolean"}, "over": {"type": "boolean"},
         "winners": {"type": "array", "items": {"type": "string"}},
@@ -87,7 +104,7 @@ _SCHEMAS: dict[str, Any] = {
     "Reading": {"type": "object", "properties": {
         "width": {"type": "integer"}, "height": {"type": "integer"}, "ms": {"type": "number"},
         "dice": {"type": "array", "items": {"type": "object", "properties": {
-            "value": {"oneOf": [{"type": "integer"}, {"const": "W"}]}, "color": {"enum": ["red", "orange", "green", "blue"]},
+            "value": {"oneOf": [{"type": "integer"}, {"const": "W"}]}, "color": {"enum": [c.value for c in COLORS]},
             "token": {"$ref": "#/components/schemas/Token"}, "confidence": {"type": "number"},
             "uncertain": {"type": "boolean"}, "die": {"type": ["string", "null"]},
             "box": {"type": "array", "items": {"type": "number"}, "description": "x0, y0, x1, y1 in upright image pixels"},
@@ -97,7 +114,7 @@ _SCHEMAS: dict[str, Any] = {
 
 def _document() -> dict[str, Any]:
     game = {"$ref": "#/components/schemas/Game"}
-    tokens = {"type": "array", "items": {"$ref": "#/components/schemas/Token"}, "minItems": 1, "maxItems": 10}
+    tokens = {"type": "array", "items": {"$ref": "#/components/schemas/Token"}, "minItems": 1, "maxItems": MAX_DICE}
     return {
         "openapi": "3.1.0",
         "info": {"title": "Phase 10 Dice Companion scorepad API", "version": "1",
@@ -111,37 +128,39 @@ def _document() -> dict[str, Any]:
             "/api/evaluate": {"post": {
                 "summary": "Evaluate dice for a phase (live evaluation on the turn screen)",
                 "requestBody": _body({"type": "object", "required": ["phase", "dice"], "properties": {
-                    "phase": {"type": "integer", "minimum": 1, "maximum": 10}, "dice": tokens,
+                    "phase": _PHASE, "dice": tokens,
                     "rules": _RULES_IN}}),
                 "responses": {"200": _json({"$ref": "#/components/schemas/Evaluation"}, "the best arrangement"),
                               "400": _err("bad phase or dice token")}}},
             "/api/advise": {"post": {
                 "summary": "The roll advisor: which dice to keep after roll 1 or 2, with the odds",
                 "requestBody": _body({"type": "object", "required": ["phase", "dice", "rolls_left"], "properties": {
-                    "phase": {"type": "integer", "minimum": 1, "maximum": 10},
-                    "dice": {**tokens, "minItems": 10, "maxItems": 10, "description": "the 10 dice showing"},
-                    "rolls_left": {"type": "integer", "minimum": 0, "maximum": 2,
-                                   "description": "2 after the first roll, 1 after the second"},
+                    "phase": _PHASE,
+                    "dice": {**tokens, "minItems": MAX_DICE, "maxItems": MAX_DICE,
+                             "description": f"the {MAX_DICE} dice showing"},
+                    "rolls_left": {"type": "integer", "minimum": 0, "maximum": MAX_ROLLS_LEFT,
+                                   "description": f"{MAX_ROLLS_LEFT} after the first roll, 1 less after each"},
                     "rules": _RULES_IN}}),
                 "responses": {"200": _json({"$ref": "#/components/schemas/Advice"}, "the three plans"),
-                              "400": _err("bad phase, dice token, rolls_left, not 10 dice, "
+                              "400": _err(f"bad phase, dice token, rolls_left, not {MAX_DICE} dice, "
                                           "or faces the dice set cannot show at once")}}},
             "/api/first-player": {"post": {
                 "summary": "Decide who starts from one high-die roll per player (seating order)",
                 "requestBody": _body({"type": "object", "required": ["players", "rolls"], "properties": {
                     "players": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1,
                                 "maxItems": MAX_LIST_ITEMS},
-                    "rolls": {"type": "array", "items": {"type": "integer", "minimum": 5, "maximum": 10},
+                    "rolls": {"type": "array", "items": {"type": "integer", "minimum": min(HIGH_VALUES),
+                                                         "maximum": max(HIGH_VALUES)},
                               "minItems": 1, "maxItems": MAX_LIST_ITEMS, "description": "one per player, in order"}}}),
                 "responses": {"200": _json({"type": "object", "properties": {
                     "order": {"type": ["array", "null"], "items": {"type": "string"}},
                     "tied": {"type": "array", "items": {"type": "string"}, "description": "must roll again"}}},
-                    "the turn order, or who is tied"), "400": _err("bad rolls")}}},
+                    "the turn order, or who is tied"), "400": _err("bad rolls, or names no game takes")}}},
             "/api/read": {"post": {
                 "summary": "Read the dice in a photo without keeping it (the starter roll)",
                 "requestBody": _PHOTO_BODY,
                 "responses": {"200": _json({"type": "object", "properties": {"reading": {"$ref": "#/components/schemas/Reading"}}}, "the reading"),
-                              "400": _err("no photo field"), "413": _err("over 25 MB"),
+                              "400": _err("no photo field"), "413": _err(f"over {_PHOTO_MB}"),
                               "422": _err("not an image or unreadable"), "503": _err("dice reader unavailable")}}},
             "/api/games": {
                 "get": {"summary": "List games, most recently played first",
@@ -151,7 +170,7 @@ def _document() -> dict[str, Any]:
                              "players": {"type": "array", "minItems": 1, "maxItems": MAX_LIST_ITEMS, "items": {
                                  "type": "string", "minLength": 1, "maxLength": MAX_NAME_LENGTH, "pattern": "\\S",
                                  "description": "names differ ignoring case; solitaire is for 1 player"}},
-                             "mode": {"enum": ["standard", "solitaire"], "default": "standard"},
+                             "mode": {"enum": [m.value for m in Mode], "default": Mode.STANDARD.value},
                              "rules": _RULES_IN,
                              "dice_set": {"type": ["integer", "null"], "description": "the dice set played with "
                                           "(GET /api/dice-sets); default: the scorepad's first"}}}),
@@ -208,7 +227,7 @@ def _document() -> dict[str, Any]:
                          "responses": {"201": _json({"type": "object", "properties": {
                              "photo_id": {"type": "integer"}, "url": {"type": "string"},
                              "reading": {"$ref": "#/components/schemas/Reading"}}}, "the reading"),
-                             "400": _err("no photo field"), "404": _err("no such game"), "413": _err("over 25 MB"),
+                             "400": _err("no photo field"), "404": _err("no such game"), "413": _err(f"over {_PHOTO_MB}"),
                              "422": _err("not an image or unreadable"), "503": _err("dice reader unavailable")}}},
             **dice_set_paths(_json, _err, _body, _GAME_ID),
             "/api/photos/{photo_id}": {

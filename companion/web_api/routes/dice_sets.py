@@ -12,7 +12,7 @@ import logging
 
 from flask import Blueprint, current_app, jsonify
 
-from companion.store import StoreError
+from companion.store import MAX_SET_NAME, StoreError
 from companion.table_profiles import TableProfiles
 from companion.vision.profile import Profile
 from companion.web_api import context
@@ -61,7 +61,7 @@ def learn_confirmed(game_id: str, photo_id: int) -> dict | None:
 
 
 def _name(body: dict) -> str:
-    return field(body, "name", str, "the set's name (1 to 40 characters)")
+    return field(body, "name", str, f"the set's name (1 to {MAX_SET_NAME} characters)")
 
 
 def _store_call(fn, *args):

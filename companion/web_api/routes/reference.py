@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from flask import Blueprint, jsonify
 
-from companion.dice import standard_set
+from companion.dice import FACE_VALUES, HIGH_VALUES, MAX_DICE
+from companion.game import FIVE_PHASE_BONUS_PHASE, MAX_NAME_LENGTH
 from companion.rules import PHASES
+from companion.rules.phases import ROLLS_PER_TURN
+from companion.store import MAX_SET_NAME
 from companion.web_api import context
 from companion.web_api.games import color_names
 from companion.web_api.openapi import openapi_document
@@ -29,8 +32,15 @@ def info():
         "colors": color_names(),
         "max_upload_bytes": MAX_PHOTO_BYTES,
         "lan": context.settings().lan,
+        "max_name_length": MAX_NAME_LENGTH,
+        "max_set_name_length": MAX_SET_NAME,
+        # the scorepad's Five Phase Bonus row follows this phase's row
+        "five_phase_bonus_phase": FIVE_PHASE_BONUS_PHASE,
         # the values a high die shows (who starts: each rolls one high die)
-        "high_values": sorted({f.value for d in standard_set().high for f in d.faces if f.value is not None}),
+        "high_values": list(HIGH_VALUES),
+        "face_values": list(FACE_VALUES),  # what the die picker offers, with W
+        "dice_count": MAX_DICE,  # a roll shows at most this many, and the advisor needs them all
+        "rolls_per_turn": ROLLS_PER_TURN,
         # the page downscales a photo to this long side before upload: the reader never uses more
         "photo_long_side": _photo_long_side(),
     })

@@ -6,6 +6,7 @@ from flask import Blueprint, jsonify
 
 from companion.game import house_rules_from_json
 from companion.rules import evaluate
+from companion.rules.phases import MAX_ROLLS_LEFT
 from companion.seating import SeatingError, first_player
 from companion.web_api import context
 from companion.web_api.fields import ApiError, faces, field, json_body, phase, sentence, tokens
@@ -28,11 +29,11 @@ def advise_roll():
     from companion.advisor import advise
 
     body = json_body()
-    rolls_left = field(body, "rolls_left", int, "the rolls left in this turn (2 after the first roll)")
+    rolls_left = field(body, "rolls_left", int, f"the rolls left in this turn ({MAX_ROLLS_LEFT} after the first roll)")
     dice = tokens(body)
     try:
         advice = advise(phase(body), dice, rolls_left, house_rules_from_json(body.get("rules")))
-    except ValueError as exc:  # DiceError included: the advisor's own reason, e.g. not 10 dice
+    except ValueError as exc:  # DiceError included: the advisor's own reason, e.g. too few dice
         raise ApiError(400, sentence(str(exc))) from None
     return jsonify(advice.to_json())
 
@@ -46,7 +47,7 @@ def decide_first_player():
     try:
         return jsonify(first_player(players, rolls).to_json())
     except SeatingError as exc:
-        raise ApiError(400, str(exc)) from None
+        raise ApiError(400, sentence(str(exc))) from None
 
 
 @bp.post("/read")

@@ -10,8 +10,6 @@ import { chipHtml } from "./dice.js";
 import { esc } from "./dom.js";
 
 const SETTING_KEY = "p10.showAdvice";
-const ALL_DICE = 10;
-export const FINAL_ROLL = 3;
 const PLANS = {
   best: { label: "Best chance", hint: "most likely to make the phase" },
   best_score: { label: "Best score", hint: "highest expected score" },
@@ -34,7 +32,10 @@ function rememberAdviceWanted(on) {
 }
 
 export class RollAdvisor {
-  constructor() {
+  // `info` is /api/info: the rolls in a turn and the dice the advisor needs are the game's.
+  constructor(info) {
+    this.finalRoll = info.rolls_per_turn;
+    this.allDice = info.dice_count;
     this.enabled = adviceWanted();
     this.roll = 1;
     this.seq = undefined; // the game's seq: a new one means a new turn, so roll 1 again
@@ -53,7 +54,7 @@ export class RollAdvisor {
     this.box = box;
     this.dice = dice;
     this.onRoll = onRoll;
-    bar.innerHTML = barHtml();
+    bar.innerHTML = barHtml(this.finalRoll);
     bar.querySelector("#advice-on").checked = this.enabled;
     bar.addEventListener("change", (event) => {
       if (event.target.id === "advice-on") {
@@ -88,7 +89,7 @@ export class RollAdvisor {
 
   // A further photo in the same turn shows the next roll.
   nextRoll() {
-    if (this.roll < FINAL_ROLL) this.roll += 1;
+    if (this.roll < this.finalRoll) this.roll += 1;
     this.onRoll(); // the chips and the advice follow when the turn screen draws the new dice
   }
 
@@ -103,12 +104,12 @@ export class RollAdvisor {
       input.checked = Number(input.value) === this.roll;
     });
     this.markChips(null);
-    if (!this.enabled || !playing || this.roll === FINAL_ROLL || !this.tokens.length) {
+    if (!this.enabled || !playing || this.roll === this.finalRoll || !this.tokens.length) {
       this.show("");
       return;
     }
-    if (this.tokens.length < ALL_DICE) {
-      this.show(`<p class="muted" id="advice-note">Roll advice needs all ${ALL_DICE} dice (${this.tokens.length} showing).</p>`);
+    if (this.tokens.length < this.allDice) {
+      this.show(`<p class="muted" id="advice-note">Roll advice needs all ${this.allDice} dice (${this.tokens.length} showing).</p>`);
       return;
     }
     const key = JSON.stringify([s.phase, s.rules, this.tokens, this.roll]);
@@ -124,7 +125,7 @@ export class RollAdvisor {
     const { phase, rules } = this.state;
     let answer;
     try {
-      answer = { advice: await api.advise(phase, this.tokens, FINAL_ROLL - this.roll, rules) };
+      answer = { advice: await api.advise(phase, this.tokens, this.finalRoll - this.roll, rules) };
     } catch (err) {
       answer = { error: err.message };
     }
@@ -148,7 +149,7 @@ export class RollAdvisor {
     if (!differ) this.plan = "best";
     const plan = advice[this.plan];
     this.markChips(plan.keep);
-    const left = FINAL_ROLL - this.roll;
+    const left = this.finalRoll - this.roll;
     const toggle = differ
       ? `<div class="plan-toggle" role="group" aria-label="Which plan">${Object.entries(PLANS).map(([name, p]) =>
         `<button type="button" class="btn small${name === this.plan ? " on" : ""}" data-plan="${name}" aria-pressed="${name === this.plan}" title="${esc(p.hint)}">${p.label}</button>`).join("")}</div>`
@@ -183,10 +184,10 @@ export class RollAdvisor {
   }
 }
 
-function barHtml() {
-  const rolls = [1, 2, 3].map((n) => `
+function barHtml(finalRoll) {
+  const rolls = Array.from({ length: finalRoll }, (_, i) => i + 1).map((n) => `
     <label class="roll-option"><input type="radio" name="roll" value="${n}"${n === 1 ? " checked" : ""}>
-    <span>Roll ${n}${n === FINAL_ROLL ? " (final)" : ""}</span></label>`).join("");
+    <span>Roll ${n}${n === finalRoll ? " (final)" : ""}</span></label>`).join("");
   return `
     <div class="roll-picker" role="radiogroup" aria-label="Which roll of the turn the dice show">${rolls}</div>
     <label class="advice-setting"><input type="checkbox" id="advice-on"> Show roll advice</label>`;

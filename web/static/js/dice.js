@@ -3,18 +3,14 @@
 
 import { esc } from "./dom.js";
 
-export const COLOURS = [
-  { name: "red", letter: "R" },
-  { name: "orange", letter: "O" },
-  { name: "green", letter: "G" },
-  { name: "blue", letter: "B" },
-];
-export const VALUES = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "W"];
+// The token's letter for a wild (dice notation, as companion/dice.py writes it).
+export const WILD = "W";
+// Each colour has its own style (app.css); a token names it by its first letter.
 const BY_LETTER = { r: "red", o: "orange", g: "green", b: "blue" };
 
 // "7b" -> {value: "7", colour: "blue"}; tokens come from the server, so they are well formed.
 export function parseToken(token) {
-  const m = /^(10|[1-9]|W)([rogb])$/i.exec(token);
+  const m = /^(\d+|W)([rogb])$/i.exec(token);
   if (!m) return null;
   return { value: m[1].toUpperCase(), colour: BY_LETTER[m[2].toLowerCase()] };
 }

@@ -4,7 +4,8 @@ import { api, PHOTO_TYPES } from "./api.js";
 import { esc, toast } from "./dom.js";
 import { mountDiceSets, mountSetPicker } from "./profile.js";
 
-// `info` is /api/info: the values a high die shows come from the dice set, not from here.
+// `info` is /api/info: the values a high die shows come from the dice set and the longest
+// name from the game, not from here.
 export async function renderHome(root, info) {
   const high = info.high_values;
   root.innerHTML = `<div class="home">
@@ -44,7 +45,7 @@ export async function renderHome(root, info) {
 
   const form = root.querySelector("#new-game");
   const chosenSet = mountSetPicker(form, root.querySelector("#new-error")); // profile.js
-  mountDiceSets(root.querySelector(".home"));
+  mountDiceSets(root.querySelector(".home"), info);
   const list = root.querySelector("#players");
   const names = ["", ""];
   let order = null; // decided by rolls
@@ -56,7 +57,7 @@ export async function renderHome(root, info) {
   function drawPlayers() {
     list.innerHTML = names.map((name, i) => `
       <li>
-        <input type="text" maxlength="30" value="${esc(name)}" aria-label="Player ${i + 1} name" placeholder="Player ${i + 1}" data-i="${i}">
+        <input type="text" maxlength="${info.max_name_length}" value="${esc(name)}" aria-label="Player ${i + 1} name" placeholder="Player ${i + 1}" data-i="${i}">
         <button type="button" class="icon" data-move="-1" data-i="${i}" aria-label="Move player ${i + 1} up" ${i === 0 ? "disabled" : ""}>↑</button>
         <button type="button" class="icon" data-move="1" data-i="${i}" aria-label="Move player ${i + 1} down" ${i === names.length - 1 ? "disabled" : ""}>↓</button>
         <button type="button" class="icon" data-remove data-i="${i}" aria-label="Remove player ${i + 1}" ${names.length === 1 ? "disabled" : ""}>✕</button>

@@ -1,24 +1,25 @@
-// The die picker: value 1..10 or W, and colour. Resolves to {token}, {remove: true} or null.
+// The die picker: a value the dice show or W, and a colour. Resolves to {token}, {remove: true} or null.
 
-import { COLOURS, VALUES, makeToken, parseToken } from "./dice.js";
+import { WILD, colourLetter, makeToken, parseToken } from "./dice.js";
 
 const dialog = () => document.getElementById("picker");
 let built = false;
 
-function build() {
+// `info` is /api/info: the values and colours on offer are the dice set's.
+function build(info) {
   const d = dialog();
-  d.querySelector(".values").innerHTML = VALUES.map(
+  d.querySelector(".values").innerHTML = [...info.face_values.map(String), WILD].map(
     (v) => `<button type="button" class="pick-value" data-value="${v}" aria-pressed="false">${v}</button>`
   ).join("");
-  d.querySelector(".colours").innerHTML = COLOURS.map(
-    (c) => `<button type="button" class="pick-colour c-${c.name}" data-colour="${c.name}" aria-pressed="false"
-      aria-label="${c.name}"><span>${c.letter}</span> ${c.name}</button>`
+  d.querySelector(".colours").innerHTML = info.colors.map(
+    (c) => `<button type="button" class="pick-colour c-${c}" data-colour="${c}" aria-pressed="false"
+      aria-label="${c}"><span>${colourLetter(c)}</span> ${c}</button>`
   ).join("");
   built = true;
 }
 
-export function pickDie({ token = null, title = "Correct the die", canRemove = true } = {}) {
-  if (!built) build();
+export function pickDie(info, { token = null, title = "Correct the die", canRemove = true } = {}) {
+  if (!built) build(info);
   const d = dialog();
   const current = (token && parseToken(token)) || { value: null, colour: null };
   let value = current.value;

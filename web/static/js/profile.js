@@ -35,14 +35,15 @@ export function mountSetPicker(form, before) {
 }
 
 // The "Dice sets" card: each set's name and what it learnt, rename, reset, add a set.
-export function mountDiceSets(container) {
+// `info` is /api/info: the longest name is the store's.
+export function mountDiceSets(container, info) {
   const card = document.createElement("section");
   card.className = "card dice-sets";
   card.innerHTML = `<h2>Dice sets</h2>
     <p class="hint">The reader learns each set's dice from the photos you confirm. A table with several sets can name them; a new game picks its set.</p>
     <ul class="sets" id="sets"><li class="muted">Loading…</li></ul>
     <form id="new-set" class="new-set" autocomplete="off">
-      <input type="text" maxlength="40" id="new-set-name" placeholder="New set's name" aria-label="New set's name">
+      <input type="text" maxlength="${info.max_set_name_length}" id="new-set-name" placeholder="New set's name" aria-label="New set's name">
       <button type="submit" class="btn">+ Add set</button>
     </form>`;
   container.appendChild(card);
@@ -57,7 +58,7 @@ export function mountDiceSets(container) {
       return;
     }
     list.innerHTML = sets.map((s) => `<li class="set-row" data-id="${s.id}">
-        <input type="text" maxlength="40" value="${esc(s.name)}" aria-label="Name of the set ${esc(s.name)}" data-rename="${s.id}">
+        <input type="text" maxlength="${info.max_set_name_length}" value="${esc(s.name)}" aria-label="Name of the set ${esc(s.name)}" data-rename="${s.id}">
         <span class="learnt">${s.dice ? `learnt from ${s.dice} ${s.dice === 1 ? "die" : "dice"}` : "nothing learnt yet"}</span>
         <button type="button" class="btn" data-reset="${s.id}" ${s.dice ? "" : "disabled"} aria-label="Reset what ${esc(s.name)} learnt">Reset</button>
       </li>`).join("");

@@ -2,7 +2,8 @@
 
 import { esc } from "./dom.js";
 
-export function announcementHtml(state) {
+// `info` is /api/info: the last phase is the game's.
+export function announcementHtml(state, info) {
   const pad = state.scorepad;
   if (state.over) {
     const best = Math.max(...pad.players.map((p) => p.total));
@@ -12,13 +13,14 @@ export function announcementHtml(state) {
   }
   if (state.in_last_chances) {
     const first = state.attempts.find((a) => a.first_finish_bonus > 0);
-    const finisher = first ? `${esc(first.player)} made Phase 10 first. ` : "";
+    const finisher = first ? `${esc(first.player)} made Phase ${info.phases.length} first. ` : "";
     return `<div class="banner last" role="status"><strong>Normal play has ended.</strong> ${finisher}Last chance for everyone else: ${esc(state.next)} now.</div>`;
   }
   return "";
 }
 
-// `info` is /api/info: a player past its last phase has made them all.
+// `info` is /api/info: a player past its last phase has made them all, and the Five Phase
+// Bonus row follows the phase that earns it.
 export function scorepadHtml(state, info) {
   const pad = state.scorepad;
   const phaseCount = info.phases.length;
@@ -40,12 +42,12 @@ export function scorepadHtml(state, info) {
     return `<td class="${current}">${value(p)}</td>`;
   }).join("")}</tr>`;
   const bonus = (v) => (v ? `+${v}` : "");
-  const rows = [
-    ...[1, 2, 3, 4, 5].map(phaseRow),
-    row("Five Phase Bonus", "bonus", (p) => bonus(p.five_phase_bonus)),
-    ...[6, 7, 8, 9, 10].map(phaseRow),
-    row("First Finish Bonus", "bonus", (p) => bonus(p.first_finish_bonus)),
-  ];
+  const rows = [];
+  for (const { number } of info.phases) {
+    rows.push(phaseRow(number));
+    if (number === info.five_phase_bonus_phase) rows.push(row("Five Phase Bonus", "bonus", (p) => bonus(p.five_phase_bonus)));
+  }
+  rows.push(row("First Finish Bonus", "bonus", (p) => bonus(p.first_finish_bonus)));
   if (state.mode === "solitaire") {
     rows.push(row("Failures", "extra", (p) => p.failures));
     rows.push(row("Penalty", "extra", (p) => (p.penalty ? p.penalty : "0")));

@@ -4,7 +4,7 @@
 // After a photo the verdict and the main action sit in a bar at the bottom of the screen, so a
 // normal turn is two taps: the photo, then Confirm.
 
-import { FINAL_ROLL, RollAdvisor } from "./advice.js";
+import { RollAdvisor } from "./advice.js";
 import { mountLearnt } from "./profile.js";
 import { api, PHOTO_TYPES } from "./api.js";
 import { cameraMessage, cameraUsable } from "./camera.js";
@@ -15,7 +15,6 @@ import { preparePhoto } from "./photo.js";
 import { pickDie } from "./picker.js";
 import { announcementHtml, historyHtml, markPadScroll, scorepadHtml } from "./scorepad.js";
 
-const MAX_DICE = 10;
 const GROUP_NAMES = { set: "Set", run: "Run", color: "One colour" };
 
 export function renderGame(root, gameId, info) {
@@ -43,7 +42,7 @@ class TurnView {
     this.noticeSeq = null; // the game's seq a shown message was about (it goes with that seq)
     this.endArmed = false; // "End turn" tapped: Confirm for a miss is offered
     this.evaluateSoon = debounce(() => this.evaluate(), 120);
-    this.advisor = new RollAdvisor();
+    this.advisor = new RollAdvisor(info);
     this.onResize = debounce(() => { this.drawPhoto(); if (this.state) this.drawPadHint(); }, 150);
   }
 
@@ -159,7 +158,7 @@ class TurnView {
   }
 
   drawPad() {
-    this.$("#announce").innerHTML = announcementHtml(this.state);
+    this.$("#announce").innerHTML = announcementHtml(this.state, this.info);
     this.$("#scorepad").innerHTML = scorepadHtml(this.state, this.info);
     this.$("#history").innerHTML = historyHtml(this.state);
     this.drawPadHint();
@@ -183,7 +182,7 @@ class TurnView {
         number: d.photo ? i + 1 : null,
       });
     }).join("");
-    this.$("#add-die").disabled = d.dice.length >= MAX_DICE;
+    this.$("#add-die").disabled = d.dice.length >= this.info.dice_count;
     const uncertain = d.dice.filter((x) => x.uncertain).length;
     this.$("#uncertain-note").hidden = uncertain === 0;
     this.$("#uncertain-note").textContent = uncertain === 1
@@ -191,11 +190,11 @@ class TurnView {
       : `${uncertain} dice to check: the reader is unsure of the ones marked ?. Tap one to correct it.`;
     // A die the reader missed carries no flag of its own, so after a photo say when dice are
     // short of the set: the final dice of a turn are all ten.
-    const missing = d.photo ? MAX_DICE - d.dice.length : 0;
+    const missing = d.photo ? this.info.dice_count - d.dice.length : 0;
     this.$("#count-note").hidden = missing <= 0;
     this.$("#count-note").textContent = missing === 1
-      ? `${d.dice.length} of ${MAX_DICE} dice: if one was missed or is out of the photo, add it with +.`
-      : `${d.dice.length} of ${MAX_DICE} dice: if some were missed or are out of the photo, add them with +.`;
+      ? `${d.dice.length} of ${this.info.dice_count} dice: if one was missed or is out of the photo, add it with +.`
+      : `${d.dice.length} of ${this.info.dice_count} dice: if some were missed or are out of the photo, add them with +.`;
     this.$("#clear").disabled = d.dice.length === 0 && !d.photo;
     this.drawPhoto();
     this.drawEvaluation();
@@ -302,7 +301,7 @@ class TurnView {
     const ev = this.evaluation;
     const made = !!ev && !!ev.complete;
     const roll = this.advisor.roll;
-    const rollsLeft = roll < FINAL_ROLL;
+    const rollsLeft = roll < this.advisor.finalRoll;
     if (made || !rollsLeft) this.endArmed = false;
     const offerConfirm = made || !rollsLeft || this.endArmed;
     const next = this.$("#next-roll");
@@ -355,7 +354,7 @@ class TurnView {
 
   async editDie(index) {
     const die = this.draft.dice[index];
-    const result = await pickDie({ token: die.token, title: `Die ${index + 1}: ${describe(die.token)}` });
+    const result = await pickDie(this.info, { token: die.token, title: `Die ${index + 1}: ${describe(die.token)}` });
     if (!result) return;
     if (result.remove) this.draft.dice.splice(index, 1);
     else this.draft.dice[index] = { ...die, token: result.token, uncertain: false };
@@ -363,8 +362,8 @@ class TurnView {
   }
 
   async addDie() {
-    if (this.draft.dice.length >= MAX_DICE) return;
-    const result = await pickDie({ title: `Add die ${this.draft.dice.length + 1}`, canRemove: false });
+    if (this.draft.dice.length >= this.info.dice_count) return;
+    const result = await pickDie(this.info, { title: `Add die ${this.draft.dice.length + 1}`, canRemove: false });
     if (!result || !result.token) return;
     this.showError("");
     this.draft.dice.push({ token: result.token, source: null, uncertain: false });
@@ -393,7 +392,7 @@ class TurnView {
         seq,
         photos: photos + 1,
         photo: { id: result.photo_id, url: result.url, reading: result.reading },
-        dice: result.reading.dice.slice(0, MAX_DICE).map((d, i) => ({ token: d.token, source: i, uncertain: d.uncertain })),
+        dice: result.reading.dice.slice(0, this.info.dice_count).map((d, i) => ({ token: d.token, source: i, uncertain: d.uncertain })),
       };
       this.endArmed = false;
       // A further photo in the turn is the next roll (the player can still set it back).
