@@ -1,34 +1,63 @@
-"""One die per cube: a box that may be a second box on a cube already read.
+"""One die per cube: which boxes are a cube's side face rather than a die's top face.
 
 Seen from well off vertical, a cube's side face can look enough like a top face for the
-detector to box it next to the real top face, and the photo then reads one die twice. A side
-face's centre lies about half a face from its top face's centre plus half its own,
-foreshortened, height; two dice standing apart are usually a face's size apart. So a box whose
-centre is closer than CUBE_NEAR times the larger box's size to the centre of a surer box, and
-that is not itself a sure top face (its detector score times the reader's face probability
-under SIDE_SURE), may be a side face of that cube. Both numbers were chosen on the calibration
-sets (data/calib and its stress sets): with them every set has at least 90 % of its wrong dice
-flagged, at 1.4 points more dice flagged on data/calib.
+detector to box it, next to the real top face (the photo then reads one die twice) or alone
+when the real top face was missed (a wrong die, read at full confidence). A side face's
+centre lies about half a face from its top face's centre plus half its own, foreshortened,
+height; two dice standing apart are usually a face's size apart. From distances alone this
+cannot be told from two dice touching at a strong tilt (seen from 35 degrees off vertical,
+the centres of two touching dice come as close, in box sizes, as a top and a side face).
 
-From boxes alone this cannot be told from two dice touching at a strong tilt (seen from 35
-degrees off vertical, the centres of two touching dice come as close, in box sizes, as a top
-and a side face), so by default such a box is flagged for the player to check rather than
-dropped; ReadSettings.one_per_cube drops it instead.
+What else tells them apart is what the photo's top faces share: they all lie in the table
+plane, so they share one perspective (box size and shape change smoothly across the photo)
+and one light (every top face has the same normal, so a die body's top looks alike on every
+die, while a side face is lit otherwise), and a cube shows its side faces toward the camera,
+the way the photo's faces grow. `box_features` measures, for each box, how it departs from
+the photo's other boxes in size, shape and shading, how close and how much surer its nearest
+neighbour is, how dark the ground between them is (a gap between two dice, none between a
+top face and its own side), and whether it lies toward the camera from that neighbour. A logistic regression (`CubeModel`, models/cubes.json,
+trained by `python -m training.cubes` on generated photos whose every cube outline is
+labelled) turns them into the probability that the box is a side face.
+
+The pipeline drops a box that is probably a side face (at least `drop` in the model file)
+when a box on the same cube is read too: the die is then read once. It flags a box whose
+probability is at least `flag`: a side face alone, whose top face was missed, reads a wrong
+die. Both thresholds were chosen on the calibration sets (data/calib and its stress sets).
+Without the model file, the distance rule alone (`second_boxes`) flags a possible second box.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
 
 from companion.vision.detector import Detection
 
 CUBE_NEAR = 0.85
 SIDE_SURE = 0.75
+# how far (in box sizes) a box may be from the one it shares a cube with: a side face's
+# centre is at most about a face from its top face's, even 40 degrees off vertical
+SAME_CUBE_REACH = 1.0
+FEATURES = (
+    "sure", "score", "face", "value_conf", "colour_conf", "size_vs_photo", "aspect_vs_photo", "shade_vs_photo",
+    "near", "near_sure", "surer_by", "shade_vs_near", "size_vs_near", "aspect_vs_near", "overlap_near",
+    "gap_dark", "boxes", "toward_camera", "perspective",
+)
+# what the model weighs besides: a neighbour's evidence counts only when it is close
+DERIVED = ("close", "close_surer_by", "close_shade", "close_unsure", "log_sure", "close_toward")
+INPUTS = FEATURES + DERIVED
+_INNER = 0.2  # the margin of a box left out when measuring its body's shade (edges, bevels, shadow)
 
 
-def second_boxes(detections: Sequence[Detection], face_probs: Sequence[float]) -> list[int]:
-    """Indices of the boxes that may be a second box on a cube a surer box is on."""
+def second_boxes(detections: Sequence[Detection], face_probs: Sequence[float] | np.ndarray) -> list[int]:
+    """Indices of the boxes that may be a second box on a cube a surer box is on (by distance
+    alone: closer than CUBE_NEAR box sizes to a surer box, and not itself sure)."""
     sure = [d.score * float(f) for d, f in zip(detections, face_probs)]
     surer: list[int] = []
     second: list[int] = []
@@ -40,12 +69,183 @@ def second_boxes(detections: Sequence[Detection], face_probs: Sequence[float]) -
     return sorted(second)
 
 
+@dataclass(frozen=True)
+class CubeModel:
+    """A logistic regression over `box_features` (standardised): P(the box is a side face)."""
+
+    mean: np.ndarray
+    scale: np.ndarray
+    weights: np.ndarray
+    bias: float
+    drop: float  # drop a box this likely a side face when its cube's other box is read
+    flag: float  # flag a box this likely a side face
+
+    @classmethod
+    def load(cls, path: Path) -> CubeModel | None:
+        """The model in `path` (None: no such file). Raises ValueError for a file made for
+        other features."""
+        if not path.is_file():
+            return None
+        data = json.loads(path.read_text("utf-8"))
+        if tuple(data["features"]) != INPUTS:
+            raise ValueError(f"{path} was trained on other box features than this code measures.")
+        a = lambda k: np.asarray(data[k], dtype=np.float64)  # noqa: E731
+        return cls(a("mean"), a("scale"), a("weights"), float(data["bias"]), float(data["drop"]), float(data["flag"]))
+
+    def side_probability(self, features: np.ndarray) -> np.ndarray:
+        x = (model_inputs(features) - self.mean) / self.scale
+        return 1.0 / (1.0 + np.exp(-(x @ self.weights + self.bias)))
+
+
+@dataclass(frozen=True)
+class CubeDecision:
+    """Per box: dropped (a second box on a cube whose other box is read) and flagged."""
+
+    drop: np.ndarray
+    check: np.ndarray
+
+
+def decide(
+    rgb: np.ndarray | None, detections: Sequence[Detection], faces: Sequence[float] | np.ndarray,
+    model: CubeModel | None, value_conf: Sequence[float] | np.ndarray = (),
+    colour_conf: Sequence[float] | np.ndarray = (),
+) -> CubeDecision:
+    """Which boxes are side faces: dropped when their cube's top face is read, else flagged.
+    Without a model (or the photo, `rgb`) the distance rule alone flags."""
+    n = len(detections)
+    near = np.zeros(n, dtype=bool)  # by distance alone: maybe a second box on a cube
+    near[second_boxes(detections, faces)] = True
+    if model is None or rgb is None or n == 0:
+        return CubeDecision(np.zeros(n, dtype=bool), near)
+    side = model.side_probability(box_features(rgb, detections, faces, value_conf, colour_conf))
+    sure = [d.score * float(f) for d, f in zip(detections, faces)]
+    drop = np.zeros(n, dtype=bool)
+    kept_for = np.zeros(n, dtype=bool)  # the box that stays for a dropped one
+    for i in np.argsort(-side):
+        if side[i] < model.drop:
+            break
+        # read once: another box on this cube, surer and less likely a side face, stays
+        partners = [j for j in range(n) if j != i and not drop[j] and side[j] < side[i] and sure[j] > sure[i]
+                    and _near(detections[i], detections[j]) < SAME_CUBE_REACH]
+        if partners:
+            drop[i] = True
+            kept_for[min(partners, key=lambda j: _near(detections[i], detections[j]))] = True
+    # which of the two is the top face is not certain either: the one kept is flagged
+    return CubeDecision(drop, (near | kept_for | (side >= model.flag)) & ~drop)
+
+
+def box_features(
+    rgb: np.ndarray, detections: Sequence[Detection], faces: Sequence[float] | np.ndarray,
+    value_conf: Sequence[float] | np.ndarray, colour_conf: Sequence[float] | np.ndarray,
+) -> np.ndarray:
+    """(n, len(FEATURES)): each box against the photo's other boxes and its nearest one."""
+    n = len(detections)
+    sure = np.array([d.score * float(f) for d, f in zip(detections, faces)])
+    size = np.log(np.array([max(_size(d), 1.0) for d in detections]))
+    aspect = np.array([_aspect(d) for d in detections])
+    shade = np.array([_shade(rgb, d.box) for d in detections])
+    out = np.zeros((n, len(FEATURES)))
+    size_l, aspect_l, shade_l = size.tolist(), aspect.tolist(), shade.tolist()  # a handful each: lists are quicker
+    centres = np.array([_centre(d) for d in detections])
+    nearer = _nearer(centres, size)
+    for i, d in enumerate(detections):
+        others = [j for j in range(n) if j != i]
+        near, j = min(((_near(d, detections[k]), k) for k in others), default=(3.0, -1))
+        row = [sure[i], d.score, float(faces[i]), float(value_conf[i]), float(colour_conf[i]),
+               _vs(size_l, i, others), _vs(aspect_l, i, others), _vs(shade_l, i, others), min(near, 3.0)]
+        if j < 0:
+            row += [0.0, sure[i], 0.0, 0.0, 0.0, 0.0, 0.0]
+        else:
+            row += [sure[j], sure[j] - sure[i], abs(shade[i] - shade[j]), size[i] - size[j], aspect[i] - aspect[j],
+                    _overlap(d, detections[j]), _gap_dark(rgb, d, detections[j], shade[i], shade[j])]
+        toward = 0.0
+        if j >= 0 and nearer is not None:
+            offset = centres[i] - centres[j]
+            toward = float(offset @ nearer / (np.linalg.norm(offset) * np.linalg.norm(nearer) + 1e-9))
+        strength = 0.0 if nearer is None else float(np.linalg.norm(nearer) * np.ptp(centres, axis=0).max())
+        out[i] = row + [n / 10, toward, min(strength, 3.0)]
+    return out
+
+
+def _nearer(centres: np.ndarray, log_size: np.ndarray) -> np.ndarray | None:
+    """The photo's shared perspective: the direction (and rate, per pixel) in which its faces
+    grow, toward the camera, where a cube shows its side faces (None: under 3 boxes)."""
+    if len(centres) < 3:
+        return None
+    a = np.column_stack([np.ones(len(centres)), centres - centres.mean(axis=0)])
+    coef, *_ = np.linalg.lstsq(a, log_size, rcond=None)
+    return coef[1:]
+
+
+def model_inputs(features: np.ndarray) -> np.ndarray:
+    """`box_features` and the DERIVED columns the model also weighs."""
+    f = {name: features[:, k] for k, name in enumerate(FEATURES)}
+    close = np.clip(1.0 - f["near"], 0.0, None)
+    return np.column_stack([features, close, close * f["surer_by"], close * f["shade_vs_near"],
+                            close * (1.0 - f["sure"]), np.log(f["sure"] + 0.05),
+                            close * f["toward_camera"] * f["perspective"]])
+
+
+def _vs(values: list[float], i: int, others: list[int]) -> float:
+    """How box i's value departs from the median of the photo's other boxes (0: no others)."""
+    return values[i] - statistics.median(values[k] for k in others) if others else 0.0
+
+
+def _centre(d: Detection) -> tuple[float, float]:
+    return (d.box[0] + d.box[2]) / 2, (d.box[1] + d.box[3]) / 2
+
+
+def _size(d: Detection) -> float:
+    return math.sqrt(_area(d))
+
+
+def _aspect(d: Detection) -> float:
+    w, h = max(d.box[2] - d.box[0], 1.0), max(d.box[3] - d.box[1], 1.0)
+    return math.log(h / w)
+
+
+def _near(a: Detection, b: Detection) -> float:
+    """The distance between two boxes' centres, in the larger box's size."""
+    return math.dist(_centre(a), _centre(b)) / max(_size(a), _size(b), 1.0)
+
+
 def _same_cube(a: Detection, b: Detection) -> bool:
-    ax, ay = (a.box[0] + a.box[2]) / 2, (a.box[1] + a.box[3]) / 2
-    bx, by = (b.box[0] + b.box[2]) / 2, (b.box[1] + b.box[3]) / 2
-    size = math.sqrt(max(_area(a), _area(b)))
-    return math.hypot(ax - bx, ay - by) < CUBE_NEAR * size
+    return _near(a, b) < CUBE_NEAR
 
 
 def _area(d: Detection) -> float:
     return max(0.0, d.box[2] - d.box[0]) * max(0.0, d.box[3] - d.box[1])
+
+
+def _overlap(a: Detection, b: Detection) -> float:
+    """The share of box a that box b covers."""
+    w = min(a.box[2], b.box[2]) - max(a.box[0], b.box[0])
+    h = min(a.box[3], b.box[3]) - max(a.box[1], b.box[1])
+    return max(0.0, w) * max(0.0, h) / max(_area(a), 1.0)
+
+
+def _luma(pixels: np.ndarray) -> np.ndarray:
+    return np.log(1.0 + pixels[..., 0] * 0.30 + pixels[..., 1] * 0.59 + pixels[..., 2] * 0.11)
+
+
+def _shade(rgb: np.ndarray, box: tuple[float, float, float, float]) -> float:
+    """The body's shade: the median log luma of the box's middle (most of it body, not ink)."""
+    x0, y0, x1, y1 = box
+    w, h = x1 - x0, y1 - y0
+    h_img, w_img = rgb.shape[:2]
+    ya, yb = int(max(0, y0 + _INNER * h)), int(min(h_img, math.ceil(y1 - _INNER * h)))
+    xa, xb = int(max(0, x0 + _INNER * w)), int(min(w_img, math.ceil(x1 - _INNER * w)))
+    if yb <= ya or xb <= xa:
+        return 0.0
+    return float(np.median(_luma(rgb[ya:yb, xa:xb].astype(np.float32))))
+
+
+def _gap_dark(rgb: np.ndarray, a: Detection, b: Detection, shade_a: float, shade_b: float) -> float:
+    """How much darker than both bodies the darkest stretch between the two centres is."""
+    (ax, ay), (bx, by) = _centre(a), _centre(b)
+    t = np.linspace(0.15, 0.85, 15)
+    xs = np.clip(np.round(ax + (bx - ax) * t).astype(int), 0, rgb.shape[1] - 1)
+    ys = np.clip(np.round(ay + (by - ay) * t).astype(int), 0, rgb.shape[0] - 1)
+    line = _luma(rgb[ys, xs].astype(np.float32))
+    darkest = float(np.convolve(line, np.ones(3) / 3, mode="valid").min())
+    return min(shade_a, shade_b) - darkest

@@ -14,17 +14,19 @@ from pathlib import Path
 
 from companion import assets
 from companion.vision.calibration import Calibration
+from companion.vision.cubes import CubeModel
 from companion.vision.detector import DetectorModel
 from companion.vision.reader import ReaderModel
 from companion.vision.session import ModelsMissing
 from companion.vision.settings import CPU_PROVIDERS
 
-__all__ = ["CALIBRATION_FILE", "DETECTOR_FILE", "READER_FILE", "Models", "ModelsMissing", "default_models_dir",
+__all__ = ["CALIBRATION_FILE", "CUBES_FILE", "DETECTOR_FILE", "READER_FILE", "Models", "ModelsMissing", "default_models_dir",
            "load_models", "models_present"]
 
 DETECTOR_FILE = "detector.onnx"
 READER_FILE = "reader.onnx"
 CALIBRATION_FILE = "calibration.json"
+CUBES_FILE = "cubes.json"  # optional: which boxes are side faces (cubes.py)
 
 
 def default_models_dir() -> Path:
@@ -37,6 +39,7 @@ class Models:
     detector: DetectorModel  # with the calibration's threshold and views
     reader: ReaderModel
     calibration: Calibration
+    cubes: CubeModel | None = None  # None: the folder has no cube model
 
 
 _cache: dict[tuple[Path, tuple[str, ...]], Models] = {}
@@ -52,7 +55,8 @@ def load_models(folder: Path | None = None, providers: Sequence[str] = CPU_PROVI
             calibration = Calibration.load(folder / CALIBRATION_FILE)
             detector = DetectorModel.load(folder / DETECTOR_FILE, providers, calibration.detector_threshold,
                                           calibration.detector_views)
-            _cache[key] = Models(detector, ReaderModel.load(folder / READER_FILE, providers), calibration)
+            _cache[key] = Models(detector, ReaderModel.load(folder / READER_FILE, providers), calibration,
+                                 CubeModel.load(folder / CUBES_FILE))
         return _cache[key]
 
 

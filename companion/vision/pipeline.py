@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from companion.dice import MAX_DICE, DiceSet, Face, standard_set
 from companion.vision.crops import box_crop
-from companion.vision.cubes import second_boxes
+from companion.vision.cubes import CubeDecision, decide
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES, DecodedDie, decode
 from companion.vision.detector import Detection, DetectorModel
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
@@ -161,7 +162,8 @@ def analyse(
     faces = np.ones(len(detections)) if faces is None else faces
     # an unsure box unlike every die this table confirmed is none of its dice (profile.py)
     allowed = None if profile is None else profile.keeps(read.embedding, faces)
-    keep, second = _kept_boxes(detections, faces, cal.face_threshold, settings, allowed)
+    keep, second = _kept_boxes(detections, faces, cal.face_threshold, settings, allowed,
+                               lambda kept: _cubes(work, detections, faces, read, models, kept))
     if not keep:
         return _nothing()
     detections = [detections[i] for i in keep]
@@ -185,18 +187,30 @@ def analyse(
 
 def _kept_boxes(
     detections: list[Detection], faces: np.ndarray, face_threshold: float, settings: ReadSettings,
-    allowed: np.ndarray | None = None,
+    allowed: np.ndarray | None = None, cubes: Callable[[list[int]], CubeDecision] | None = None,
 ) -> tuple[list[int], np.ndarray]:
-    """The boxes read as dice (surest first) and, per box, whether it may be a second box on a
-    cube a surer box is on (cubes.py): dropped with settings.one_per_cube, else kept.
-    `allowed` (None: all): the boxes a dice-set profile does not turn down."""
+    """The boxes read as dice (surest first) and, per box, whether to flag it as maybe a
+    cube's side face (cubes.py: one the cube model drops with settings.one_per_cube, when its
+    cube's other box is read, is flagged instead without it). `allowed` (None: all): the boxes
+    a dice-set profile does not turn down."""
     keep = [i for i in range(len(detections)) if faces[i] >= face_threshold and (allowed is None or allowed[i])]
+    cube = cubes(keep) if cubes is not None else decide(None, [detections[i] for i in keep], faces[keep], None)
     second = np.zeros(len(detections), dtype=bool)
-    second[[keep[k] for k in second_boxes([detections[i] for i in keep], [float(faces[i]) for i in keep])]] = True
+    flag = cube.check if settings.one_per_cube else cube.check | cube.drop
+    second[[keep[k] for k in np.flatnonzero(flag)]] = True
     if settings.one_per_cube:
-        keep = [i for i in keep if not second[i]]
+        keep = [i for k, i in enumerate(keep) if not cube.drop[k]]
     # more boxes than dice in the set: the weakest cannot all be dice; keep the 10 surest
     return keep[:MAX_DICE], second
+
+
+def _cubes(work: WorkImage, detections: list[Detection], faces: np.ndarray, read: ReaderLogits, models: Models,
+           kept: list[int]) -> CubeDecision:
+    """The cube model's decision on the kept boxes (cubes.py)."""
+    cal = models.calibration
+    value = softmax(read.value[kept], cal.value_temperature).max(axis=1)
+    colour = softmax(read.color[kept], cal.color_temperature).max(axis=1)
+    return decide(work.rgb, [detections[i] for i in kept], faces[kept], models.cubes, value, colour)
 
 
 def _scene_flags(

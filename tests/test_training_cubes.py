@@ -1,0 +1,28 @@
+"""The cube model's training (training/cubes.py): labels from the generator's cube outlines, the fit."""
+
+import numpy as np
+
+from companion.dice import Color
+from companion.vision.cubes import INPUTS
+from training.common import LabelledDie, LabelledImage
+from training.cubes import _labels, fit
+
+
+def test_a_box_inside_a_cube_outline_but_on_no_top_face_is_a_side_face(tmp_path):
+    top = np.array([[100, 100], [160, 100], [160, 150], [100, 150]], float)
+    cube = np.array([[100, 100], [160, 100], [160, 190], [100, 190]], float)  # the front face below the top
+    die = LabelledDie(5, Color.RED, "H1", (100.0, 100.0, 160.0, 150.0), top, False, 1.0, cube)
+    image = LabelledImage(tmp_path / "x.jpg", 400, 300, (die,))
+    boxes = [(101.0, 101.0, 159.0, 149.0), (102.0, 150.0, 158.0, 188.0), (300.0, 200.0, 350.0, 250.0)]
+    assert _labels(image, boxes, [0.9, 0.6, 0.5]).tolist() == [0.0, 1.0, -1.0]  # top, side face, neither
+
+
+def test_the_fit_separates_what_the_features_separate():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(400, len(INPUTS)))
+    y = (x[:, 0] > 0.5).astype(float)
+    model = fit(x, y, steps=400, l2=1e-3)
+    assert np.argmax(np.abs(model["weights"])) == 0 and model["weights"][0] > 0
+    z = (x - np.array(model["mean"])) / np.array(model["scale"])
+    p = 1 / (1 + np.exp(-(z @ np.array(model["weights"]) + model["bias"])))
+    assert ((p > 0.5) == (y > 0)).mean() > 0.97

@@ -1,0 +1,167 @@
+"""Train the cube model (companion/vision/cubes.py): is a box a cube's side face?
+
+    .venv/bin/python -m training.cubes --data data/cubes_train/tilt data/cubes_train/dark \\
+        --steps 3000 --l2 0.001 --drop 0.9 --flag 0.5 --out models/cubes.json
+
+Each photo goes through the shipped pipeline up to the reader (models/, as analyse runs it);
+every box the face head keeps gets the features `box_features` measures and a label from the
+generator: a side face when its centre lies inside a labelled cube outline and it is no top
+face (box IoU under 0.5 with every labelled top face), a top face when it matches one. Boxes
+on neither (clutter, pip dice) are left out. Features are cached per folder in
+data/cache/cubes-<folder>.npz (resumable). A logistic regression (numpy, full-batch Adam, from
+zero weights: no seed) is fit with the steps and weight decay given; `--drop` and `--flag` are the thresholds the
+calibration sets chose (see the model card) and are written into the file with it.
+Train only on training-split photos: the calibration and validation sets choose and report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from companion.dice import MAX_DICE
+from companion.vision.cubes import FEATURES, INPUTS, box_features, model_inputs
+from companion.vision.image_io import load_work_image
+from companion.vision.calibration import Calibration
+from companion.vision.detector import DetectorModel
+from companion.vision.models import CALIBRATION_FILE, DETECTOR_FILE, READER_FILE, Models, default_models_dir
+from companion.vision.reader import ReaderModel, softmax
+from companion.vision.pipeline import DEFAULT_SETTINGS, EXTRA_CANDIDATES, find_faces, read_boxes
+from training.common import LabelledImage, read_dataset
+
+IOU_MIN = 0.5
+CHECKPOINT = 100  # photos between cache writes
+
+
+def photo_boxes(image: LabelledImage, models: Models) -> tuple[np.ndarray, np.ndarray]:
+    """(features, labels: 1 side face, 0 top face, -1 neither) of the boxes the pipeline reads."""
+    work = load_work_image(image.path)
+    work, dets = find_faces(work, models, DEFAULT_SETTINGS)
+    dets = dets[:MAX_DICE + EXTRA_CANDIDATES]
+    if not dets:
+        return np.zeros((0, len(FEATURES))), np.zeros(0)
+    read = read_boxes(work, dets, models, DEFAULT_SETTINGS)
+    cal = models.calibration
+    faces = read.face_probability()
+    faces = np.ones(len(dets)) if faces is None else faces
+    keep = [i for i in range(len(dets)) if faces[i] >= cal.face_threshold]
+    if not keep:
+        return np.zeros((0, len(FEATURES))), np.zeros(0)
+    kept = [dets[i] for i in keep]
+    value = softmax(read.value[keep], cal.value_temperature).max(axis=1)
+    colour = softmax(read.color[keep], cal.color_temperature).max(axis=1)
+    feats = box_features(work.rgb, kept, faces[keep], value, colour)
+    return feats, _labels(image, [work.to_full(d.box) for d in kept], [d.score for d in kept])
+
+
+def _labels(image: LabelledImage, boxes: list[tuple[float, float, float, float]], scores: list[float]) -> np.ndarray:
+    from training.evaluate import _cube_outline, _inside, box_iou
+
+    labels = np.full(len(boxes), -1.0)
+    taken: set[int] = set()
+    for i in sorted(range(len(boxes)), key=lambda i: -scores[i]):  # as training.evaluate matches
+        best = max(((box_iou(boxes[i], t.box), j) for j, t in enumerate(image.dice) if j not in taken),
+                   default=(0.0, -1))
+        if best[0] >= IOU_MIN:
+            taken.add(best[1])
+            labels[i] = 0.0
+    for i, b in enumerate(boxes):
+        if labels[i] < 0:
+            centre = ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)
+            outlines = [_cube_outline(t) for t in image.dice]
+            if any(o is not None and _inside(centre, o) for o in outlines):
+                labels[i] = 1.0
+    return labels
+
+
+def _boxes_models(folder: Path) -> Models:
+    """The detector, reader and calibration of `folder`, as load_models loads them, without its
+    cube model: the boxes do not depend on it, and it may be one this run replaces."""
+    calibration = Calibration.load(folder / CALIBRATION_FILE)
+    detector = DetectorModel.load(folder / DETECTOR_FILE, threshold=calibration.detector_threshold,
+                                  views=calibration.detector_views)
+    return Models(detector, ReaderModel.load(folder / READER_FILE), calibration)
+
+
+def collect(folder: Path, models: Models, cache_dir: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Every kept box's features and label in `folder` (cached, resumable)."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    path = cache_dir / f"cubes-{folder.name}.npz"
+    done: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    if path.is_file():
+        with np.load(path, allow_pickle=False) as z:
+            if tuple(z["features_names"]) == FEATURES:
+                for name, f, y in zip(z["names"], np.split(z["x"], z["splits"]), np.split(z["y"], z["splits"])):
+                    done[str(name)] = (f, y)
+    images = read_dataset(folder)
+    for n, image in enumerate(images):
+        if image.path.name not in done:
+            done[image.path.name] = photo_boxes(image, models)
+        if (n + 1) % CHECKPOINT == 0 or n + 1 == len(images):
+            _save(path, done)
+            print(f"{folder}: {n + 1}/{len(images)} photos", flush=True)
+    rows = [done[im.path.name] for im in images]
+    return np.concatenate([r[0] for r in rows]), np.concatenate([r[1] for r in rows])
+
+
+def _save(path: Path, done: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+    names = list(done)
+    sizes = np.cumsum([len(done[k][1]) for k in names])[:-1]
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez(tmp, names=np.array(names), x=np.concatenate([done[k][0] for k in names]).reshape(-1, len(FEATURES)),
+             y=np.concatenate([done[k][1] for k in names]), splits=sizes, features_names=np.array(FEATURES))
+    tmp.replace(path)
+
+
+def fit(x: np.ndarray, y: np.ndarray, steps: int, l2: float, lr: float = 0.05) -> dict:
+    """A logistic regression on standardised features: full-batch Adam on the mean log loss
+    plus l2 times half the squared weights, from zero weights (no randomness)."""
+    mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
+    z = (x - mean) / scale
+    theta = np.zeros(z.shape[1] + 1)  # weights, then the bias
+    m, v = np.zeros_like(theta), np.zeros_like(theta)
+    for step in range(1, steps + 1):
+        p = 1 / (1 + np.exp(-(z @ theta[:-1] + theta[-1])))
+        grad = np.append(z.T @ (p - y) / len(y) + l2 * theta[:-1], (p - y).mean())
+        m = 0.9 * m + 0.1 * grad
+        v = 0.999 * v + 0.001 * grad**2
+        theta -= lr * (m / (1 - 0.9**step)) / (np.sqrt(v / (1 - 0.999**step)) + 1e-8)
+        if step % 1000 == 0 or step == steps:
+            loss = -np.mean(y * np.log(p + 1e-12) + (1 - y) * np.log(1 - p + 1e-12))
+            print(f"step {step}: log loss {loss:.5f}", flush=True)
+    return {"mean": mean.tolist(), "scale": scale.tolist(), "weights": theta[:-1].tolist(), "bias": float(theta[-1])}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", nargs="+", required=True, help="training-split dataset folders")
+    ap.add_argument("--models", help="the models folder whose detector and reader make the boxes (default: models/)")
+    ap.add_argument("--cache", default="data/cache", help="where the features of each folder are kept")
+    ap.add_argument("--steps", type=int, default=3000)
+    ap.add_argument("--l2", type=float, default=1e-3, help="weight decay of the standardised weights")
+    ap.add_argument("--drop", type=float, required=True, help="drop a second box on a cube from this P(side face)")
+    ap.add_argument("--flag", type=float, required=True, help="flag a box from this P(side face)")
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args(argv)
+    cv2.setNumThreads(1)
+    models = _boxes_models(Path(args.models) if args.models else default_models_dir())
+    parts = [collect(Path(d), models, Path(args.cache)) for d in args.data]
+    x = np.concatenate([p[0] for p in parts])
+    y = np.concatenate([p[1] for p in parts])
+    x, y = x[y >= 0], y[y >= 0]
+    print(f"{len(y)} boxes, {int(y.sum())} side faces", flush=True)
+    model = fit(model_inputs(x), y, args.steps, args.l2)
+    meta = {"features": list(INPUTS), **model, "drop": args.drop, "flag": args.flag,
+            "trained": {"data": [str(d) for d in args.data], "boxes": len(y), "side_faces": int(y.sum()),
+                        "steps": args.steps, "l2": args.l2}}
+    Path(args.out).write_text(json.dumps(meta, indent=1) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
