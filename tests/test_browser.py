@@ -104,11 +104,16 @@ def test_a_file_that_is_not_a_photo_gets_a_clear_message_and_changes_nothing(pag
     expect(page.locator("#current-player")).to_have_text("Ann")
 
 
-def test_the_starter_is_decided_by_a_high_die_each(page):
+def _starter_roll_for(page, first: str, second: str) -> None:
+    """The start screen with two players named, deciding the starter by a high die each."""
     page.goto("/")
-    page.fill("#players li:nth-child(1) input", "Ann")
-    page.fill("#players li:nth-child(2) input", "Bob")
+    page.fill("#players li:nth-child(1) input", first)
+    page.fill("#players li:nth-child(2) input", second)
     page.check("input[name=start][value=roll]")
+
+
+def test_the_starter_is_decided_by_a_high_die_each(page):
+    _starter_roll_for(page, "Ann", "Bob")
     page.select_option("#rolls select >> nth=0", "9")
     page.select_option("#rolls select >> nth=1", "9")
     expect(page.locator("#roll-result")).to_contain_text("Tie between Ann and Bob")
@@ -120,10 +125,7 @@ def test_the_starter_is_decided_by_a_high_die_each(page):
 
 
 def test_a_name_given_twice_is_refused_with_the_games_sentence(page):
-    page.goto("/")
-    page.fill("#players li:nth-child(1) input", "Ann")
-    page.fill("#players li:nth-child(2) input", "ann")
-    page.check("input[name=start][value=roll]")
+    _starter_roll_for(page, "Ann", "ann")
     page.select_option("#rolls select >> nth=0", "6")
     page.select_option("#rolls select >> nth=1", "9")
     expect(page.locator("#roll-result")).to_have_text("Player name 'ann' is given twice.")
