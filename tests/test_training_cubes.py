@@ -5,7 +5,8 @@ import numpy as np
 from companion.dice import Color
 from companion.vision.cubes import INPUTS
 from training.common import LabelledDie, LabelledImage
-from training.cubes import _labels, fit
+from companion.vision.models import default_models_dir, load_models
+from training.cubes import _boxes_models, _labels, fit
 
 
 def test_a_box_inside_a_cube_outline_but_on_no_top_face_is_a_side_face(tmp_path):
@@ -26,3 +27,9 @@ def test_the_fit_separates_what_the_features_separate():
     z = (x - np.array(model["mean"])) / np.array(model["scale"])
     p = 1 / (1 + np.exp(-(z @ np.array(model["weights"]) + model["bias"])))
     assert ((p > 0.5) == (y > 0)).mean() > 0.97
+
+
+def test_boxes_can_be_collected_below_the_calibrated_detector_threshold():
+    shipped = load_models(None).detector.threshold
+    assert _boxes_models(default_models_dir()).detector.threshold == shipped
+    assert _boxes_models(default_models_dir(), 0.2).detector.threshold == 0.2 < shipped

@@ -7,8 +7,9 @@ Each photo goes through the shipped pipeline up to the reader (models/, as analy
 every box the face head keeps gets the features `box_features` measures and a label from the
 generator: a side face when its centre lies inside a labelled cube outline and it is no top
 face (box IoU under 0.5 with every labelled top face), a top face when it matches one. Boxes
-on neither (clutter, pip dice) are left out. Features are cached per folder in
-data/cache/cubes-<folder>.npz (resumable). A logistic regression (numpy, full-batch Adam, from
+on neither (clutter, pip dice) are left out. `--collect-threshold` also collects each photo's
+boxes at lower detector thresholds, where more side faces are boxed (more of them to learn from). Features are cached per folder in
+data/cache/cubes-<folder>[-t<threshold>].npz (resumable). A logistic regression (numpy, full-batch Adam, from
 zero weights: no seed) is fit with the steps and weight decay given; `--drop` and `--flag` are the thresholds the
 calibration sets chose (see the model card) and are written into the file with it.
 Train only on training-split photos: the calibration and validation sets choose and report.
@@ -78,19 +79,21 @@ def _labels(image: LabelledImage, boxes: list[tuple[float, float, float, float]]
     return labels
 
 
-def _boxes_models(folder: Path) -> Models:
+def _boxes_models(folder: Path, threshold: float | None = None) -> Models:
     """The detector, reader and calibration of `folder`, as load_models loads them, without its
-    cube model: the boxes do not depend on it, and it may be one this run replaces."""
+    cube model: the boxes do not depend on it, and it may be one this run replaces. A
+    `threshold` under the calibrated one boxes more faces (more side faces to learn from)."""
     calibration = Calibration.load(folder / CALIBRATION_FILE)
-    detector = DetectorModel.load(folder / DETECTOR_FILE, threshold=calibration.detector_threshold,
+    detector = DetectorModel.load(folder / DETECTOR_FILE,
+                                  threshold=calibration.detector_threshold if threshold is None else threshold,
                                   views=calibration.detector_views)
     return Models(detector, ReaderModel.load(folder / READER_FILE), calibration)
 
 
-def collect(folder: Path, models: Models, cache_dir: Path) -> tuple[np.ndarray, np.ndarray]:
-    """Every kept box's features and label in `folder` (cached, resumable)."""
+def collect(folder: Path, models: Models, cache_dir: Path, threshold: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Every kept box's features and label in `folder` (cached per detector threshold, resumable)."""
     cache_dir.mkdir(parents=True, exist_ok=True)
-    path = cache_dir / f"cubes-{folder.name}.npz"
+    path = cache_dir / (f"cubes-{folder.name}.npz" if threshold is None else f"cubes-{folder.name}-t{threshold:g}.npz")
     done: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     if path.is_file():
         with np.load(path, allow_pickle=False) as z:
@@ -141,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", nargs="+", required=True, help="training-split dataset folders")
     ap.add_argument("--models", help="the models folder whose detector and reader make the boxes (default: models/)")
     ap.add_argument("--cache", default="data/cache", help="where the features of each folder are kept")
+    ap.add_argument("--collect-threshold", type=float, nargs="+",
+                    help="also collect boxes at these detector thresholds (under the calibrated one: more side faces)")
     ap.add_argument("--steps", type=int, default=3000)
     ap.add_argument("--l2", type=float, default=1e-3, help="weight decay of the standardised weights")
     ap.add_argument("--drop", type=float, required=True, help="drop a second box on a cube from this P(side face)")
@@ -148,8 +153,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
     cv2.setNumThreads(1)
-    models = _boxes_models(Path(args.models) if args.models else default_models_dir())
-    parts = [collect(Path(d), models, Path(args.cache)) for d in args.data]
+    folder = Path(args.models) if args.models else default_models_dir()
+    parts = [collect(Path(d), _boxes_models(folder), Path(args.cache)) for d in args.data]
+    for t in args.collect_threshold or ():
+        parts += [collect(Path(d), _boxes_models(folder, t), Path(args.cache), t) for d in args.data]
     x = np.concatenate([p[0] for p in parts])
     y = np.concatenate([p[1] for p in parts])
     x, y = x[y >= 0], y[y >= 0]
@@ -157,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     model = fit(model_inputs(x), y, args.steps, args.l2)
     meta = {"features": list(INPUTS), **model, "drop": args.drop, "flag": args.flag,
             "trained": {"data": [str(d) for d in args.data], "boxes": len(y), "side_faces": int(y.sum()),
-                        "steps": args.steps, "l2": args.l2}}
+                        "steps": args.steps, "l2": args.l2,
+                        "collect_thresholds": args.collect_threshold or []}}
     Path(args.out).write_text(json.dumps(meta, indent=1) + "\n")
     print(f"wrote {args.out}")
     return 0
