@@ -19,8 +19,10 @@ top face and its own side), and whether it lies toward the camera from that neig
 trained by `python -m training.cubes` on generated photos whose every cube outline is
 labelled) turns them into the probability that the box is a side face.
 
-The pipeline drops a box that is probably a side face (at least `drop` in the model file)
-when a box on the same cube is read too: the die is then read once. It flags a box whose
+A box that is probably a side face (at least `drop` in the model file) while a box on the
+same cube is read too is a second box on that cube: the pipeline flags it, and with
+ReadSettings.one_per_cube drops it (the die is then read once; off by default, since the model
+still takes a few real top faces for side faces). It also flags a box whose
 probability is at least `flag`: a side face alone, whose top face was missed, reads a wrong
 die. Both thresholds were chosen on the calibration sets (data/calib and its stress sets).
 Without the model file, the distance rule alone (`second_boxes`) flags a possible second box.
