@@ -16,6 +16,7 @@ from companion.vision.crops import box_crop
 from companion.vision.cubes import CubeDecision, decide
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES, DecodedDie, decode
 from companion.vision.detector import Detection, DetectorModel
+from companion.vision.doubts import doubtful_photo, turn_doubts
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
 from companion.vision.inks import light_cast, measure_ink
 from companion.vision.joint_colour import joint_colours
@@ -181,6 +182,8 @@ def analyse(
     decoded = decode(value_probs, color_probs, dice_set or standard_set(), settings.decoding)
     unsure = _scene_flags(work, detections, faces[keep], value_probs, color_probs, decoded, settings)
     unsure |= moved | (second[keep] & settings.flag_second_boxes)
+    unsure |= _doubts(detections, faces[keep], decoded, None if read.agree is None else read.agree[keep], second[keep],
+                      settings)
     dice = [_reading(work, detections[d.index], d, bool(unsure[d.index])) for d in decoded]
     return Analysis(detections, value_logits, color_logits, dice, light.unusual)
 
@@ -226,6 +229,22 @@ def _scene_flags(
         # what the reader saw on the face, before the set had its say
         seen = Face(VALUE_CLASSES[int(value_probs[d.index].argmax())], COLOR_CLASSES[int(color_probs[d.index].argmax())])
         unsure[d.index] |= d.confidence < sure_enough or (settings.flag_set_changes and d.face != seen)
+    return unsure
+
+
+def _doubts(
+    detections: list[Detection], faces: np.ndarray, decoded: list[DecodedDie], agree: np.ndarray | None,
+    second: np.ndarray, settings: ReadSettings,
+) -> np.ndarray:
+    """Per box: the reader's turns disagree, or the photo has a doubtful box and this one's face is
+    not quite sure (doubts.py)."""
+    unsure = np.zeros(len(detections), dtype=bool)
+    if settings.flag_turn_disagreement:
+        confidence = np.zeros(len(detections))
+        confidence[[d.index for d in decoded]] = [d.confidence for d in decoded]
+        unsure |= turn_doubts(agree, confidence)
+    if settings.flag_doubtful_photos:
+        unsure |= doubtful_photo(np.array([d.score < DETECTION_SURE for d in detections]), second, faces)
     return unsure
 
 

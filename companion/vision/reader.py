@@ -34,6 +34,8 @@ class ReaderLogits:
     # (n, d), each row of length 1: what the heads read, averaged over the turns read; None for
     # a reader without that output. Learning a table's dice compares these (profile.py).
     embedding: np.ndarray | None = None
+    # (n,): did every turn read on its own give the same value and colour? None: not measured
+    agree: np.ndarray | None = None
 
     def face_probability(self) -> np.ndarray | None:
         return None if self.face is None else softmax(self.face)[:, 1]
@@ -71,10 +73,12 @@ class ReaderModel:
         the unsure ones pay for the rest.
         """
         first = min(turns, FIRST_TURNS)
-        heads, embedding = self._vote(crops, range(first))
+        heads, embedding, seen = self._vote(crops, range(first))
+        agree = _agree(seen)
         unsure = ~_sure(heads, sure) if turns > first else np.zeros(len(crops), dtype=bool)
         if unsure.any():
-            more, more_embedding = self._vote(crops[unsure], range(first, turns))
+            more, more_embedding, more_seen = self._vote(crops[unsure], range(first, turns))
+            agree[unsure] &= _agree(more_seen) & (more_seen[:, 0] == seen[:, 0, unsure]).all(axis=0)
             share = first / turns
             for head, rest in zip(heads, more):
                 head[unsure] = share * head[unsure] + (1 - share) * rest
@@ -82,11 +86,12 @@ class ReaderModel:
                 embedding[unsure] = share * embedding[unsure] + (1 - share) * more_embedding
         if embedding is not None:
             embedding /= np.maximum(np.linalg.norm(embedding, axis=1, keepdims=True), 1e-12)
-        return ReaderLogits(heads[0], heads[1], heads[2] if self.has_face_head else None, embedding)
+        return ReaderLogits(heads[0], heads[1], heads[2] if self.has_face_head else None, embedding, agree)
 
-    def _vote(self, crops: np.ndarray, turns: range) -> tuple[list[np.ndarray], np.ndarray | None]:
+    def _vote(self, crops: np.ndarray, turns: range) -> tuple[list[np.ndarray], np.ndarray | None, np.ndarray]:
         """Each head's log-probabilities averaged over the crops turned by each of `turns` quarter
-        turns, and the mean of their embeddings (None without that output)."""
+        turns, the mean of their embeddings (None without that output), and what each turn read
+        on its own: (2, turns, n), the value's and the colour's most likely class."""
         n = len(crops)
         views = [np.rot90(crops, k, axes=(1, 2)) for k in turns]
         batch = np.ascontiguousarray(np.concatenate(views).transpose(0, 3, 1, 2), dtype=np.float32)
@@ -94,7 +99,13 @@ class ReaderModel:
         outputs = self.session.run(names, {"crops": batch})
         heads = [log_softmax(h).reshape(len(turns), n, -1).mean(axis=0) for h in outputs[:len(self.heads)]]
         embedding = outputs[-1].reshape(len(turns), n, -1).mean(axis=0) if self.has_embedding else None
-        return heads, embedding
+        seen = np.stack([h.reshape(len(turns), n, -1).argmax(axis=2) for h in outputs[:2]])
+        return heads, embedding, seen
+
+
+def _agree(seen: np.ndarray) -> np.ndarray:
+    """Per crop: did every turn of `seen` (2, turns, n) read the same value and colour?"""
+    return (seen == seen[:, :1]).all(axis=(0, 1))
 
 
 def file_fingerprint(path: Path) -> str:
