@@ -12,7 +12,7 @@ the player looks at it in any case; only its dice get a mark more.
 
 The levels were chosen on data/calib and its four stress sets (warm, cold, dark bodies,
 tilt 27-40 degrees), as the lowest that leave at most 1 % of each set's photos with a silent
-error (a wrong, missed or extra die without a flag), all but the colour swaps the reader is
+error (a wrong, missed or extra die without a flag), all but the colour misreads the reader is
 sure of (0.98 and over) then flagged; the right dice flagged rose by 1.6 to 5.2 points.
 """
 
