@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from companion.vision.detector import DetectorModel
+from companion.vision.detector import DetectorModel, local_peaks
 from companion.vision.image_io import WORK_LONG_SIDE, load_work_image
 from companion.vision.models import CALIBRATION_FILE, DETECTOR_FILE, READER_FILE, load_models, models_present
 from companion.vision.pipeline import MAX_ZOOM, find_faces
+from companion.vision.settings import ReadSettings
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
@@ -83,3 +84,23 @@ def test_closely_framed_dice_are_not_searched_again():
     work = load_work_image(SAMPLES / "s00_white_10.jpg")
     same, detections = find_faces(work, models)
     assert same is work and _found(_label("s00_white_10.jpg"), work, detections) == 10
+
+
+def test_the_mirror_views_are_taken_only_when_a_peak_lies_in_the_band():
+    models = load_models()
+    detector = models.detector
+    work = load_work_image(SAMPLES / "s00_white_10.jpg")
+    upright = detector.heatmap(work.rgb)
+    heat = upright.total
+    peaks = np.sort(heat[local_peaks(heat) & (heat > 0.05)])
+    gap = int(np.argmax(np.diff(peaks)))  # the widest gap between two peaks' heats
+    low, high = float(peaks[gap]), float(peaks[gap + 1])
+    quiet = (low + (high - low) / 3, high - (high - low) / 3)
+    assert detector.views_for(upright, None, quiet) == 1
+    assert detector.views_for(upright, 2, (low, low)) == 2
+    assert detector.views_for(upright, None, (0.0, 1.0)) == detector.views == 4
+    # a photo with no peak in the band is read from the upright view alone
+    _, found = find_faces(work, models, ReadSettings(mirror_band=quiet))
+    assert [d.score for d in found] == sorted((d.score for d in detector.detect(work.rgb, views=1)), reverse=True)
+    _, everything = find_faces(work, models, ReadSettings(mirror_band=(low, low)))
+    assert [d.score for d in everything] == sorted((d.score for d in detector.detect(work.rgb)), reverse=True)

@@ -129,6 +129,15 @@ class DetectorModel:
             total += np.flip(mirrored[0, 0], tuple(a - 2 for a in axes))
         return replace(heatmap, total=total, views=max(views, heatmap.views))
 
+    def views_for(self, heatmap: Heatmap, views: int | None, band: tuple[float, float]) -> int:
+        """How many mirror views to take of an image whose upright view is `heatmap`: `views`
+        (None: the detector's own number) when some peak of it lies in `band`, else 1.
+
+        Above the band a peak is a face and under it none, whatever the other views add, so
+        only a photo with a peak in between pays for them (ReadSettings.mirror_band).
+        """
+        return (views or self.views) if peaks_in_band(heatmap.total / heatmap.views, *band) else 1
+
     def detections(self, heatmap: Heatmap) -> list[Detection]:
         return peaks_to_detections(heatmap.total / heatmap.views, heatmap.size, self.stride, heatmap.scale,
                                    self.threshold, self.max_detections, heatmap.image_wh)
@@ -146,6 +155,17 @@ def box_ious(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return inter / np.maximum(area_a + area_b - inter, 1e-9)
 
 
+def local_peaks(heat: np.ndarray) -> np.ndarray:
+    """Where the heatmap is the largest of its 3 x 3 neighbourhood."""
+    return heat >= cv2.dilate(heat, np.ones((3, 3), np.uint8))
+
+
+def peaks_in_band(heat: np.ndarray, low: float, high: float) -> bool:
+    """Has the heatmap a local peak whose heat is in [low, high]?"""
+    at_peaks = heat[local_peaks(heat)]
+    return bool(((at_peaks >= low) & (at_peaks <= high)).any())
+
+
 def peaks_to_detections(
     heat: np.ndarray, size: np.ndarray, stride: int, scale: float, threshold: float, max_det: int,
     image_wh: tuple[int, int], overlap: float = 0.6,
@@ -155,8 +175,7 @@ def peaks_to_detections(
     size holds, per cell, (dx, dy, log w, log h): the centre's sub-cell offset and the box size
     in input pixels. A final overlap check drops a weaker peak on the same face.
     """
-    peaks = heat >= cv2.dilate(heat, np.ones((3, 3), np.uint8))
-    ys, xs = np.nonzero(peaks & (heat >= threshold))
+    ys, xs = np.nonzero(local_peaks(heat) & (heat >= threshold))
     if len(ys) == 0:
         return []
     scores = heat[ys, xs]
