@@ -86,21 +86,27 @@ def test_closely_framed_dice_are_not_searched_again():
     assert same is work and _found(_label("s00_white_10.jpg"), work, detections) == 10
 
 
-def test_the_mirror_views_are_taken_only_when_a_peak_lies_in_the_band():
+def test_the_mirror_views_are_taken_around_the_peaks_in_the_band_alone():
     models = load_models()
     detector = models.detector
     work = load_work_image(SAMPLES / "s00_white_10.jpg")
     upright = detector.heatmap(work.rgb)
     heat = upright.total
-    peaks = np.sort(heat[local_peaks(heat) & (heat > 0.05)])
-    gap = int(np.argmax(np.diff(peaks)))  # the widest gap between two peaks' heats
-    low, high = float(peaks[gap]), float(peaks[gap + 1])
-    quiet = (low + (high - low) / 3, high - (high - low) / 3)
-    assert detector.views_for(upright, None, quiet) == 1
-    assert detector.views_for(upright, 2, (low, low)) == 2
-    assert detector.views_for(upright, None, (0.0, 1.0)) == detector.views == 4
-    # a photo with no peak in the band is read from the upright view alone
+    peaks = local_peaks(heat) & (heat > 0.05)
+    y, x = min(zip(*np.nonzero(peaks)), key=lambda c: abs(heat[c] - 0.5))  # the peak nearest 0.5
+    band = (float(heat[y, x]), float(heat[y, x]))
+    near = detector.views_near_peaks(upright, None, band)
+    every = detector.all_views(upright)
+    assert isinstance(near.views, np.ndarray) and near.views[y, x] == detector.views == 4
+    assert abs(near.total[y, x] / 4 - every.total[y, x] / 4) < 0.02  # as the whole image's views
+    assert abs(every.total[y, x] / 4 - heat[y, x]) > 0.02  # which differ from the upright view there
+    away = near.views == 1
+    assert away.mean() > 0.5  # the views were not taken of the whole image...
+    np.testing.assert_array_equal(near.total[away], heat[away])  # ...and elsewhere it is the upright view
+    # a band that holds no peak: the upright view alone, and find_faces reads that
+    values = np.sort(heat[peaks])
+    gap = int(np.argmax(np.diff(values)))
+    quiet = (float(values[gap]) + 1e-3, float(values[gap + 1]) - 1e-3)
+    assert detector.views_near_peaks(upright, None, quiet) is upright
     _, found = find_faces(work, models, ReadSettings(mirror_band=quiet))
     assert [d.score for d in found] == sorted((d.score for d in detector.detect(work.rgb, views=1)), reverse=True)
-    _, everything = find_faces(work, models, ReadSettings(mirror_band=(low, low)))
-    assert [d.score for d in everything] == sorted((d.score for d in detector.detect(work.rgb)), reverse=True)

@@ -32,11 +32,16 @@ def test_the_environment_is_read_when_asked_and_unset_variables_keep_the_default
     ("COMPANION_READER_SURE", "1.5", "probability"),
     ("COMPANION_READER_SURE_ONE", "-0.1", "reader_sure_one is a probability"),
     ("COMPANION_MIRROR_BAND", "0.3", "two numbers"),
+    ("COMPANION_MIRROR_BAND", "0.3,1.2", "low <= high <= 1"),
     ("COMPANION_MIRROR_BAND", "0.7,0.3", "low <= high"),
 ])
 def test_a_value_not_understood_is_named_in_a_sentence(name, value, words):
     with pytest.raises(ValueError, match=words):
         ReadSettings.from_env({name: value})
+
+
+def test_the_mirror_band_all_takes_the_views_of_the_whole_image():
+    assert ReadSettings.from_env({"COMPANION_MIRROR_BAND": "all"}).mirror_band is None
 
 
 def test_the_settings_are_frozen():

@@ -96,8 +96,11 @@ def find_faces(
             regions = faint_regions(upright, detector.stride, _typical_face(first), settings.faint_heat)
             views = settings.zoomed_views or settings.detector_views
             return sharper, _surest(_search_regions(detector, sharper, work, regions, views))
-    views = detector.views_for(upright, settings.detector_views, settings.mirror_band)
-    return work, _surest(detector.detections(detector.all_views(upright, views)))
+    if settings.mirror_band is None:
+        heatmap = detector.all_views(upright, settings.detector_views)
+    else:
+        heatmap = detector.views_near_peaks(upright, settings.detector_views, settings.mirror_band)
+    return work, _surest(detector.detections(heatmap))
 
 
 def _search_regions(

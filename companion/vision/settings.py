@@ -11,8 +11,8 @@ The defaults are the shipped pipeline. The CLI and the server make theirs once w
     COMPANION_READER_SURE     a crop this sure after the first two turns skips the others (0.99; 1: never)
     COMPANION_READER_SURE_ONE a crop this sure after the first turn skips the second (1: never)
     COMPANION_DETECTOR_VIEWS  mirror views of the detector's heatmap, 1..4 (default: the calibration's)
-    COMPANION_MIRROR_BAND     "low,high": the mirror views only for a photo whose upright view has a
-                              peak of heat in [low, high] (0,1: every photo)
+    COMPANION_MIRROR_BAND     "low,high": the mirror views only around the upright view's peaks of
+                              heat in [low, high] ("all": the whole image)
     COMPANION_ZOOM            0 turns off the second search of small dice in a sharper copy
     COMPANION_ZOOMED_VIEWS    mirror views of that second search, 1..4 (0 or unset: as the first)
     COMPANION_FAINT_HEAT      heat that marks ground for the second search (0.05; 0: the whole photo)
@@ -51,10 +51,10 @@ class ReadSettings:
     # is read at the second turn (1.0: every crop gets two turns)
     reader_sure_one: float = 1.0
     detector_views: int | None = None  # None: the views the calibration's thresholds were chosen with
-    # the mirror views are taken only of a photo whose upright view has a peak in this band of
-    # heat (detector.views_for): above it a peak is a face and under it none whatever the views
-    # add (0, 1: every photo gets them)
-    mirror_band: tuple[float, float] = (0.0, 1.0)
+    # the mirror views are taken only around the upright view's peaks whose heat is in this band
+    # (detector.views_near_peaks): above it a peak is a face and under it none, whatever the
+    # views add; None: the whole image gets every view
+    mirror_band: tuple[float, float] | None = None
     zoom_small_faces: bool = True
     zoomed_views: int | None = None  # None: as many as the first search
     faint_heat: float = 0.05
@@ -78,8 +78,7 @@ class ReadSettings:
         for name in ("reader_sure", "reader_sure_one"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} is a probability (0..1), not {getattr(self, name)}.")
-        low, high = self.mirror_band
-        if not 0.0 <= low <= high <= 1.0:
+        if self.mirror_band is not None and not 0.0 <= self.mirror_band[0] <= self.mirror_band[1] <= 1.0:
             raise ValueError(f"mirror_band is (low, high) with 0 <= low <= high <= 1, not {self.mirror_band}.")
         if not 0.0 <= self.faint_heat <= 1.0:
             raise ValueError(f"faint_heat is a heatmap level (0..1), not {self.faint_heat}.")
@@ -133,8 +132,10 @@ def _number(env: Mapping[str, str], name: str, kind: type[int] | type[float]) ->
         raise ValueError(f"{name} must be {what}, not {text!r}.") from None
 
 
-def _band(env: Mapping[str, str], name: str) -> tuple[float, float]:
+def _band(env: Mapping[str, str], name: str) -> tuple[float, float] | None:
     text = env[name].strip()
+    if text.lower() == "all":
+        return None
     try:
         low, high = (float(part) for part in text.split(","))
     except ValueError:
