@@ -48,9 +48,9 @@ def _heads(logits):
 
 
 @pytest.mark.slow
-def test_unsure_crops_get_every_turn_and_plain_ones_the_first():
+def test_unsure_crops_get_every_turn_and_plain_ones_the_first_two():
     reader = load_models().reader
-    settings = ReadSettings()  # the shipped vote: 4 turns
+    settings = ReadSettings()  # the shipped vote: 4 turns (here with two for every crop to start)
     crops = _crops()
     first = _turned_mean(reader, crops, range(FIRST_TURNS))
     every = _turned_mean(reader, crops, range(settings.reader_turns))
@@ -58,12 +58,12 @@ def test_unsure_crops_get_every_turn_and_plain_ones_the_first():
     for head in first:
         sure &= np.exp(_log_probs(head)).max(1) > settings.reader_sure
     assert 0 < sure.sum() < len(crops)  # both kinds are in the batch
-    got = _heads(reader.logits(crops, settings.reader_turns, settings.reader_sure))
+    got = _heads(reader.logits(crops, settings.reader_turns, settings.reader_sure, sure_one=1.0))
     for head, one, all_ in zip(got, first, every):
         np.testing.assert_allclose(head[sure], one[sure], atol=1e-4)
         np.testing.assert_allclose(head[~sure], all_[~sure], atol=1e-4)
     # at 1.0 nothing is sure enough: every crop is read at every turn, the vote as before
-    for head, all_ in zip(_heads(reader.logits(crops, settings.reader_turns, 1.0)), every):
+    for head, all_ in zip(_heads(reader.logits(crops, settings.reader_turns, 1.0, 1.0)), every):
         np.testing.assert_allclose(head, all_, atol=1e-4)
 
 
