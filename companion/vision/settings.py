@@ -18,7 +18,7 @@ The defaults are the shipped pipeline. The CLI and the server make theirs once w
     COMPANION_FAINT_HEAT      heat that marks ground for the second search (0.05; 0: the whole photo)
     COMPANION_BALANCE_LIGHT   0 reads the crops as they are under a light beyond the training's (on by default)
     COMPANION_JOINT_COLOUR    1 decides the ink colours of a photo's dice together (off by default)
-    COMPANION_ONE_PER_CUBE    1 drops a box the cube model calls a second one on a cube (default: flags it)
+    COMPANION_ONE_PER_CUBE    0 flags, instead of dropping, a box the cube model calls a second one on a cube
 
 Nothing reads the environment at import.
 """
@@ -65,9 +65,8 @@ class ReadSettings:
     faint_heat: float = 0.05
     balance_light: bool = True  # under a light beyond the training look's, correct the crops (white_balance.py)
     joint_colour: bool = False  # decide the ink colours of a photo's dice together (joint_colour.py)
-    # drop a box the cube model calls a second one on a cube (cubes.py); by default it is flagged, because
-    # the model still takes some real top faces for side faces (recall, and a sample as the page sends it)
-    one_per_cube: bool = False
+    # drop a box the cube model calls a second one on a cube (cubes.py; False: flag it instead)
+    one_per_cube: bool = True
     flag_set_changes: bool = True  # flag a die the set's constraint read otherwise than the reader saw it
     flag_second_boxes: bool = True  # flag a box that may be a second one on a cube (when not dropped)
     flag_unusual_light: bool = True  # under a light more coloured than the training look's, ask for more
