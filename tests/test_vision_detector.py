@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from companion.vision.detector import DetectorModel
+from companion.vision.detector import DetectorModel, local_peaks
 from companion.vision.image_io import WORK_LONG_SIDE, load_work_image
 from companion.vision.models import CALIBRATION_FILE, DETECTOR_FILE, READER_FILE, load_models, models_present
 from companion.vision.pipeline import MAX_ZOOM, find_faces
+from companion.vision.settings import ReadSettings
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
@@ -83,3 +84,29 @@ def test_closely_framed_dice_are_not_searched_again():
     work = load_work_image(SAMPLES / "s00_white_10.jpg")
     same, detections = find_faces(work, models)
     assert same is work and _found(_label("s00_white_10.jpg"), work, detections) == 10
+
+
+def test_the_mirror_views_are_taken_around_the_peaks_in_the_band_alone():
+    models = load_models()
+    detector = models.detector
+    work = load_work_image(SAMPLES / "s00_white_10.jpg")
+    upright = detector.heatmap(work.rgb)
+    heat = upright.total
+    peaks = local_peaks(heat) & (heat > 0.05)
+    y, x = min(zip(*np.nonzero(peaks)), key=lambda c: abs(heat[c] - 0.5))  # the peak nearest 0.5
+    band = (float(heat[y, x]), float(heat[y, x]))
+    near = detector.views_near_peaks(upright, None, band)
+    every = detector.all_views(upright)
+    assert isinstance(near.views, np.ndarray) and near.views[y, x] == detector.views == 4
+    assert abs(near.total[y, x] / 4 - every.total[y, x] / 4) < 0.02  # as the whole image's views
+    assert abs(every.total[y, x] / 4 - heat[y, x]) > 0.02  # which differ from the upright view there
+    away = near.views == 1
+    assert away.mean() > 0.5  # the views were not taken of the whole image...
+    np.testing.assert_array_equal(near.total[away], heat[away])  # ...and elsewhere it is the upright view
+    # a band that holds no peak: the upright view alone, and find_faces reads that
+    values = np.sort(heat[peaks])
+    gap = int(np.argmax(np.diff(values)))
+    quiet = (float(values[gap]) + 1e-3, float(values[gap + 1]) - 1e-3)
+    assert detector.views_near_peaks(upright, None, quiet) is upright
+    _, found = find_faces(work, models, ReadSettings(mirror_band=quiet))
+    assert [d.score for d in found] == sorted((d.score for d in detector.detect(work.rgb, views=1)), reverse=True)

@@ -48,9 +48,9 @@ def _heads(logits):
 
 
 @pytest.mark.slow
-def test_unsure_crops_get_every_turn_and_plain_ones_the_first():
+def test_unsure_crops_get_every_turn_and_plain_ones_the_first_two():
     reader = load_models().reader
-    settings = ReadSettings()  # the shipped vote: 4 turns
+    settings = ReadSettings()  # the shipped vote: 4 turns (here with two for every crop to start)
     crops = _crops()
     first = _turned_mean(reader, crops, range(FIRST_TURNS))
     every = _turned_mean(reader, crops, range(settings.reader_turns))
@@ -58,10 +58,35 @@ def test_unsure_crops_get_every_turn_and_plain_ones_the_first():
     for head in first:
         sure &= np.exp(_log_probs(head)).max(1) > settings.reader_sure
     assert 0 < sure.sum() < len(crops)  # both kinds are in the batch
-    got = _heads(reader.logits(crops, settings.reader_turns, settings.reader_sure))
+    got = _heads(reader.logits(crops, settings.reader_turns, settings.reader_sure, sure_one=1.0))
     for head, one, all_ in zip(got, first, every):
         np.testing.assert_allclose(head[sure], one[sure], atol=1e-4)
         np.testing.assert_allclose(head[~sure], all_[~sure], atol=1e-4)
     # at 1.0 nothing is sure enough: every crop is read at every turn, the vote as before
-    for head, all_ in zip(_heads(reader.logits(crops, settings.reader_turns, 1.0)), every):
+    for head, all_ in zip(_heads(reader.logits(crops, settings.reader_turns, 1.0, 1.0)), every):
         np.testing.assert_allclose(head, all_, atol=1e-4)
+
+
+@pytest.mark.slow
+def test_a_crop_sure_at_the_first_turn_stops_there_and_the_others_go_on_as_before():
+    reader = load_models().reader
+    crops = _crops()
+    one, two, every = (_turned_mean(reader, crops, range(n)) for n in (1, FIRST_TURNS, 4))
+
+    def sure(heads, level):
+        return np.all([np.exp(_log_probs(h)).max(1) > level for h in heads], axis=0)
+
+    # a level that some crops pass after one turn and others do not
+    level = float(np.median(np.min([np.exp(_log_probs(h)).max(1) for h in one], axis=0)))
+    after_one, after_two = sure(one, level), sure(two, 0.99)
+    assert 0 < after_one.sum() < len(crops)
+    got = _heads(reader.logits(crops, 4, 0.99, level))
+    for head, h1, h2, h4 in zip(got, one, two, every):
+        np.testing.assert_allclose(head[after_one], h1[after_one], atol=1e-4)
+        second = ~after_one & after_two
+        np.testing.assert_allclose(head[second], h2[second], atol=1e-4)
+        rest = ~after_one & ~after_two
+        np.testing.assert_allclose(head[rest], h4[rest], atol=1e-4)
+    # two turns in all: a crop unsure after the first gets the second, and nothing more
+    for head, h1, h2 in zip(_heads(reader.logits(crops, 2, 0.99, level)), one, two):
+        np.testing.assert_allclose(head, np.where(after_one[:, None], h1, h2), atol=1e-4)

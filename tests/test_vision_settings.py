@@ -18,9 +18,11 @@ def test_the_environment_is_read_when_asked_and_unset_variables_keep_the_default
     got = ReadSettings.from_env({"COMPANION_MODELS": "/opt/m", "COMPANION_READER_TURNS": "1",
                                  "COMPANION_READER_SURE": "1", "COMPANION_DETECTOR_VIEWS": "2",
                                  "COMPANION_ZOOM": "0", "COMPANION_ZOOMED_VIEWS": "0",
-                                 "COMPANION_FAINT_HEAT": "0", "COMPANION_BALANCE_LIGHT": "0"})
+                                 "COMPANION_FAINT_HEAT": "0", "COMPANION_BALANCE_LIGHT": "0",
+                                 "COMPANION_READER_SURE_ONE": "0.9", "COMPANION_MIRROR_BAND": "0.2, 0.8"})
     assert got == ReadSettings(models_dir=Path("/opt/m"), reader_turns=1, reader_sure=1.0, detector_views=2,
-                               zoom_small_faces=False, zoomed_views=None, faint_heat=0.0, balance_light=False)
+                               zoom_small_faces=False, zoomed_views=None, faint_heat=0.0, balance_light=False,
+                               reader_sure_one=0.9, mirror_band=(0.2, 0.8))
 
 
 @pytest.mark.parametrize("name, value, words", [
@@ -28,10 +30,18 @@ def test_the_environment_is_read_when_asked_and_unset_variables_keep_the_default
     ("COMPANION_READER_TURNS", "9", "1 to 4 turns"),
     ("COMPANION_DETECTOR_VIEWS", "5", "1 to 4 mirror views"),
     ("COMPANION_READER_SURE", "1.5", "probability"),
+    ("COMPANION_READER_SURE_ONE", "-0.1", "reader_sure_one is a probability"),
+    ("COMPANION_MIRROR_BAND", "0.3", "two numbers"),
+    ("COMPANION_MIRROR_BAND", "0.3,1.2", "low <= high <= 1"),
+    ("COMPANION_MIRROR_BAND", "0.7,0.3", "low <= high"),
 ])
 def test_a_value_not_understood_is_named_in_a_sentence(name, value, words):
     with pytest.raises(ValueError, match=words):
         ReadSettings.from_env({name: value})
+
+
+def test_the_mirror_band_all_takes_the_views_of_the_whole_image():
+    assert ReadSettings.from_env({"COMPANION_MIRROR_BAND": "all"}).mirror_band is None
 
 
 def test_the_settings_are_frozen():

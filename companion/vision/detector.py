@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import cv2
 import numpy as np
 
+from companion.vision.regions import merge_touching
 from companion.vision.session import metadata, open_session
 from companion.vision.settings import CPU_PROVIDERS, MAX_VIEWS
 
@@ -19,6 +20,11 @@ if TYPE_CHECKING:
 
 # (flip up-down, flip left-right) for each mirror view, in the order they are added
 _MIRRORS = ((False, False), (False, True), (True, False), (True, True))
+# views_near_peaks: a window's mirror views match the whole image's (to 0.001 in heat on the
+# median, 0.02 at most, on data/calib) at cells this many input pixels inside it, and the core
+# so matched reaches this far around a peak: its face and the cells next to it
+MIRROR_REACH = 64
+MIRROR_CORE = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +42,7 @@ class Heatmap:
     size: np.ndarray  # the upright view's box sizes (4, h', w')
     scale: float  # input pixels per image pixel
     image_wh: tuple[int, int]
-    views: int = 1
+    views: int | np.ndarray = 1  # per cell where not every cell has the same (views_near_peaks)
 
 
 @dataclass(frozen=True)
@@ -122,12 +128,57 @@ class DetectorModel:
         input is padded to a multiple of 32, so a mirrored cell maps exactly onto a cell.
         """
         views = max(1, min(views or self.views, MAX_VIEWS))
+        if not isinstance(heatmap.views, int):
+            raise ValueError("all_views adds whole views to a heatmap that has them everywhere")
         total = heatmap.total.copy()
         for up_down, left_right in _MIRRORS[heatmap.views:views]:
             axes = tuple(a for a, flip in ((2, up_down), (3, left_right)) if flip)
             mirrored, _ = self.session.run(None, {"image": np.ascontiguousarray(np.flip(heatmap.batch, axes))})
             total += np.flip(mirrored[0, 0], tuple(a - 2 for a in axes))
         return replace(heatmap, total=total, views=max(views, heatmap.views))
+
+    def views_near_peaks(self, heatmap: Heatmap, views: int | None, band: tuple[float, float]) -> Heatmap:
+        """all_views(), taken only around the upright view's peaks whose heat lies in `band`.
+
+        Well above the band a peak is a face and well under it none, whatever the mirror views
+        add (on the calibration sets the views move a peak's heat by 0.1 at most, typically), so
+        only the ground around a peak in between pays for them: a window of the input reaching
+        MIRROR_REACH pixels beyond the peak's MIRROR_CORE, in whole 32-pixel blocks so that it
+        lines up with the network's strides as the whole image does. In the core the window's
+        views see what the whole image's do, and there the heatmap is their mean; elsewhere it
+        is the upright view's (ReadSettings.mirror_band).
+        """
+        views = max(1, min(views or self.views, MAX_VIEWS))
+        if heatmap.views != 1:
+            raise ValueError("views_near_peaks starts from the upright view alone")
+        heat, batch = heatmap.total, heatmap.batch
+        peaks = local_peaks(heat) & (heat >= band[0]) & (heat <= band[1])
+        if views == 1 or not peaks.any():
+            return heatmap
+        height, width = batch.shape[2:]
+        s, block, margin = self.stride, 32, MIRROR_REACH + MIRROR_CORE
+        centres = [(x * s + s // 2, y * s + s // 2) for y, x in zip(*np.nonzero(peaks))]
+        windows = merge_touching([(max(0, x - margin) // block * block, max(0, y - margin) // block * block,
+                                   min(width, -(-(x + margin) // block) * block),
+                                   min(height, -(-(y + margin) // block) * block)) for x, y in centres])
+        total, taken = heat.copy(), np.ones(heat.shape, np.float32)
+        for x0, y0, x1, y1 in windows:
+            part = batch[:, :, y0:y1, x0:x1]
+            summed = np.zeros(((y1 - y0) // s, (x1 - x0) // s), np.float32)  # the views' sum, but the upright's
+            for up_down, left_right in _MIRRORS[1:views]:
+                axes = tuple(a for a, flip in ((2, up_down), (3, left_right)) if flip)
+                mirrored, _ = self.session.run(None, {"image": np.ascontiguousarray(np.flip(part, axes))})
+                summed += np.flip(mirrored[0, 0], tuple(a - 2 for a in axes))
+            # the core: MIRROR_REACH inside each side of the window that is not the image's edge
+            cx0 = x0 + (MIRROR_REACH if x0 > 0 else 0)
+            cy0 = y0 + (MIRROR_REACH if y0 > 0 else 0)
+            cx1 = x1 - (MIRROR_REACH if x1 < width else 0)
+            cy1 = y1 - (MIRROR_REACH if y1 < height else 0)
+            core = (slice(cy0 // s, cy1 // s), slice(cx0 // s, cx1 // s))
+            inside = (slice((cy0 - y0) // s, (cy1 - y0) // s), slice((cx0 - x0) // s, (cx1 - x0) // s))
+            total[core] += summed[inside]
+            taken[core] = views
+        return replace(heatmap, total=total, views=taken)
 
     def detections(self, heatmap: Heatmap) -> list[Detection]:
         return peaks_to_detections(heatmap.total / heatmap.views, heatmap.size, self.stride, heatmap.scale,
@@ -146,6 +197,17 @@ def box_ious(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return inter / np.maximum(area_a + area_b - inter, 1e-9)
 
 
+def local_peaks(heat: np.ndarray) -> np.ndarray:
+    """Where the heatmap is the largest of its 3 x 3 neighbourhood."""
+    return heat >= cv2.dilate(heat, np.ones((3, 3), np.uint8))
+
+
+def peaks_in_band(heat: np.ndarray, low: float, high: float) -> bool:
+    """Has the heatmap a local peak whose heat is in [low, high]?"""
+    at_peaks = heat[local_peaks(heat)]
+    return bool(((at_peaks >= low) & (at_peaks <= high)).any())
+
+
 def peaks_to_detections(
     heat: np.ndarray, size: np.ndarray, stride: int, scale: float, threshold: float, max_det: int,
     image_wh: tuple[int, int], overlap: float = 0.6,
@@ -155,8 +217,7 @@ def peaks_to_detections(
     size holds, per cell, (dx, dy, log w, log h): the centre's sub-cell offset and the box size
     in input pixels. A final overlap check drops a weaker peak on the same face.
     """
-    peaks = heat >= cv2.dilate(heat, np.ones((3, 3), np.uint8))
-    ys, xs = np.nonzero(peaks & (heat >= threshold))
+    ys, xs = np.nonzero(local_peaks(heat) & (heat >= threshold))
     if len(ys) == 0:
         return []
     scores = heat[ys, xs]

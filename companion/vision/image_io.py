@@ -37,6 +37,9 @@ _SWAPPING_ORIENTATIONS = (5, 6, 7, 8)  # the EXIF orientations that turn the pho
 # The sharpest copy kept, as a multiple of the working size: a 12 MP JPEG then decodes at
 # half scale, about as fast as at quarter scale.
 MAX_DETAIL = 2.0
+# The working image's last shrink is bilinear when it keeps at least this share of the size
+# (as a 12 MP photo's quarter scale to WORK_LONG_SIDE), by area otherwise.
+NEAR_SCALE = 0.9
 # A sharper copy must have at least this many times the working size's pixels per side
 # to be worth keeping.
 MIN_DETAIL = 1.2
@@ -242,7 +245,7 @@ def load_work_image(source: bytes | str | os.PathLike, long_side: int = WORK_LON
         decoded, full_w, full_h = _decode(image, name, round(long_side * MAX_DETAIL))
     finally:
         image.close()
-    rgb = _shrink(_halved(decoded, long_side), long_side)
+    rgb = _shrink(_halved(decoded, long_side), long_side, NEAR_SCALE)
     sharpest = max(decoded.size)
     if sharpest < long_side * MIN_DETAIL:
         return WorkImage(rgb, full_w, full_h)
@@ -263,7 +266,10 @@ def _halved(image: Image.Image, long_side: int) -> np.ndarray:
     return np.asarray(image)
 
 
-def _shrink(rgb: np.ndarray, long_side: int) -> np.ndarray:
+def _shrink(rgb: np.ndarray, long_side: int, near: float = 1.0) -> np.ndarray:
+    """The image with its long side at most `long_side`: halved by area while it is twice as
+    long, then shrunk by area, or bilinearly when that last step keeps at least `near` of the
+    size (at 12 MP's 1000 px to 960, 4 times as fast, and it samples every pixel all the same)."""
     h, w = rgb.shape[:2]
     if max(h, w) <= long_side:
         return np.ascontiguousarray(rgb)
@@ -273,7 +279,8 @@ def _shrink(rgb: np.ndarray, long_side: int) -> np.ndarray:
     if max(h, w) <= long_side:
         return rgb
     k = long_side / max(h, w)
-    return cv2.resize(rgb, (max(1, round(w * k)), max(1, round(h * k))), interpolation=cv2.INTER_AREA)
+    how = cv2.INTER_LINEAR if k >= near else cv2.INTER_AREA
+    return cv2.resize(rgb, (max(1, round(w * k)), max(1, round(h * k))), interpolation=how)
 
 
 def load_detail(work: WorkImage, long_side: int) -> WorkImage:

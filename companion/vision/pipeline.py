@@ -97,7 +97,11 @@ def find_faces(
             regions = faint_regions(upright, detector.stride, _typical_face(first), settings.faint_heat)
             views = settings.zoomed_views or settings.detector_views
             return sharper, _surest(_search_regions(detector, sharper, work, regions, views))
-    return work, _surest(detector.detections(detector.all_views(upright, settings.detector_views)))
+    if settings.mirror_band is None:
+        heatmap = detector.all_views(upright, settings.detector_views)
+    else:
+        heatmap = detector.views_near_peaks(upright, settings.detector_views, settings.mirror_band)
+    return work, _surest(detector.detections(heatmap))
 
 
 def _search_regions(
@@ -138,7 +142,8 @@ def read_boxes(
     (`light`; None: measured here, photo_light)."""
     crops = np.stack([box_crop(work.rgb, d.box, models.reader.size) for d in detections])
     crops = (light or photo_light(work, detections, settings)).apply(crops)
-    return models.reader.logits(crops, settings.reader_turns, settings.reader_sure)
+    return models.reader.logits(crops, settings.reader_turns, settings.reader_sure,
+                                settings.reader_sure_one)
 
 
 def photo_light(work: WorkImage, detections: list[Detection], settings: ReadSettings = DEFAULT_SETTINGS) -> LightCorrection:

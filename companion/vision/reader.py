@@ -17,8 +17,9 @@ if TYPE_CHECKING:
 
     from onnxruntime import InferenceSession
 
-# The vote starts with FIRST_TURNS turns of every crop; only a crop they leave unsure is read
-# at the other turns too (ReadSettings.reader_turns, reader_sure).
+# The vote reads every crop upright, the crops that leaves unsure at the second turn too, and
+# only a crop the first FIRST_TURNS leave unsure at the other turns (ReadSettings.reader_turns,
+# reader_sure_one, reader_sure).
 FIRST_TURNS = 2
 EMBEDDING_OUTPUT = "embedding"  # the reader's optional output for learning a table's dice
 _DEFAULT = ReadSettings()
@@ -64,26 +65,43 @@ class ReaderModel:
         return ["value", "color"] + (["face"] if self.has_face_head else [])
 
     def logits(self, crops: np.ndarray, turns: int = _DEFAULT.reader_turns,
-               sure: float = _DEFAULT.reader_sure) -> ReaderLogits:
+               sure: float = _DEFAULT.reader_sure, sure_one: float = _DEFAULT.reader_sure_one) -> ReaderLogits:
         """crops: (n, size, size, 3) uint8 -> value (n, 11), colour (n, 4) and face (n, 2) logits.
 
         With turns > 1 each crop is also read turned by 90, 180 (and 270) degrees and the
         log-probabilities are averaged: a cheap vote that steadies hard faces. Most faces are
-        plain after the first two turns (every head's most likely class above `sure`), so only
-        the unsure ones pay for the rest.
+        plain at once, so the vote goes in stages: every crop is read upright; a crop whose
+        every head's most likely class is above `sure_one` stops there, the others are read at
+        the second turn too; a crop the first two turns leave at or under `sure` gets the rest.
         """
-        first = min(turns, FIRST_TURNS)
-        heads, embedding, seen = self._vote(crops, range(first))
-        agree = _agree(seen)
-        unsure = ~_sure(heads, sure) if turns > first else np.zeros(len(crops), dtype=bool)
-        if unsure.any():
-            more, more_embedding, more_seen = self._vote(crops[unsure], range(first, turns))
-            agree[unsure] &= _agree(more_seen) & (more_seen[:, 0] == seen[:, 0, unsure]).all(axis=0)
-            share = first / turns
-            for head, rest in zip(heads, more):
-                head[unsure] = share * head[unsure] + (1 - share) * rest
-            if embedding is not None and more_embedding is not None:
-                embedding[unsure] = share * embedding[unsure] + (1 - share) * more_embedding
+        stages = [(end, level) for end, level in ((1, sure_one), (FIRST_TURNS, sure)) if end < turns]
+        if stages and stages[0][0] == 1 and sure_one >= 1.0:
+            stages.pop(0)  # no crop can be that sure: the first two turns go in one batch
+        stages.append((turns, 1.0))  # the last stage's level is never asked
+        heads: list[np.ndarray] = []
+        embedding: np.ndarray | None = None
+        agree = np.ones(len(crops), dtype=bool)
+        first_seen = np.zeros((2, len(crops)), dtype=np.int64)  # what the upright turn read
+        active = np.arange(len(crops))
+        done = 0
+        for end, level in stages:
+            more, more_embedding, seen = self._vote(crops[active], range(done, end))
+            if not heads:
+                heads, embedding = more, more_embedding
+                first_seen = seen[:, 0]
+            else:  # the mean of `done` turns and of the `end - done` turns just read
+                share = done / end
+                for head, rest in zip(heads, more):
+                    head[active] = share * head[active] + (1 - share) * rest
+                if embedding is not None and more_embedding is not None:
+                    embedding[active] = share * embedding[active] + (1 - share) * more_embedding
+            agree[active] &= _agree(seen) & (seen[:, 0] == first_seen[:, active]).all(axis=0)
+            done = end
+            if done == turns:
+                break
+            active = active[~_sure([head[active] for head in heads], level)]
+            if not active.size:
+                break
         if embedding is not None:
             embedding /= np.maximum(np.linalg.norm(embedding, axis=1, keepdims=True), 1e-12)
         return ReaderLogits(heads[0], heads[1], heads[2] if self.has_face_head else None, embedding, agree)

@@ -10,10 +10,13 @@ on those photos it reads every die as the whole search does.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import cv2
 import numpy as np
 
-from companion.vision.detector import Heatmap
+if TYPE_CHECKING:  # the detector uses merge_touching too
+    from companion.vision.detector import Heatmap
 
 # The ground searched reaches this many faces beyond each faint cell.
 REGION_MARGIN = 2.0
@@ -45,7 +48,7 @@ def faint_regions(upright: Heatmap, stride: int, face_px: float | None, faint_he
     reach = max(1, int(np.ceil(REGION_MARGIN * face_px / cell)))
     ground = cv2.dilate(warm.astype(np.uint8), np.ones((2 * reach + 1, 2 * reach + 1), np.uint8))
     count, _, stats, _ = cv2.connectedComponentsWithStats(ground, connectivity=8)
-    cells = _merge_touching([(int(x), int(y), int(x + bw), int(y + bh)) for x, y, bw, bh, _ in stats[1:count]])
+    cells = merge_touching([(int(x), int(y), int(x + bw), int(y + bh)) for x, y, bw, bh, _ in stats[1:count]])
     w, h = upright.image_wh
     boxes = [_to_pixels(box, cell, w, h) for box in cells]
     if sum((b[2] - b[0]) * (b[3] - b[1]) for b in boxes) > WHOLE_SHARE * w * h:
@@ -57,12 +60,12 @@ def input_windows(regions: list[Box], k: float, block: int = 32) -> list[Box]:
     """The regions (working-image pixels) as windows of the detector's input at `k` input
     pixels per working pixel, widened to whole blocks of the network's largest stride so that
     a window sees its pixels as the whole search would, and merged where they then touch."""
-    return _merge_touching([(int(x0 * k) // block * block, int(y0 * k) // block * block,
+    return merge_touching([(int(x0 * k) // block * block, int(y0 * k) // block * block,
                              -(-int(np.ceil(x1 * k)) // block) * block, -(-int(np.ceil(y1 * k)) // block) * block)
                             for x0, y0, x1, y1 in regions])
 
 
-def _merge_touching(boxes: list[Box]) -> list[Box]:
+def merge_touching(boxes: list[Box]) -> list[Box]:
     """Boxes that overlap or touch become their bounding box, until none do."""
     boxes = list(boxes)
     i = 0

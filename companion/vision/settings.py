@@ -8,8 +8,11 @@ The defaults are the shipped pipeline. The CLI and the server make theirs once w
 
     COMPANION_MODELS          the models folder (default: the package's models/)
     COMPANION_READER_TURNS    quarter turns of each crop the reader votes over, 1..4 (4)
-    COMPANION_READER_SURE     a crop this sure after the first turns skips the others (0.99; 1: never)
+    COMPANION_READER_SURE     a crop this sure after the first two turns skips the others (0.99; 1: never)
+    COMPANION_READER_SURE_ONE a crop this sure after the first turn skips the second (0.999; 1: never)
     COMPANION_DETECTOR_VIEWS  mirror views of the detector's heatmap, 1..4 (default: the calibration's)
+    COMPANION_MIRROR_BAND     "low,high": the mirror views only around the upright view's peaks of
+                              heat in [low, high] (0.1,0.9; "all": the whole image)
     COMPANION_ZOOM            0 turns off the second search of small dice in a sharper copy
     COMPANION_ZOOMED_VIEWS    mirror views of that second search, 1..4 (0 or unset: as the first)
     COMPANION_FAINT_HEAT      heat that marks ground for the second search (0.05; 0: the whole photo)
@@ -44,7 +47,19 @@ class ReadSettings:
     # the vote starts with two turns of every crop; only a crop they leave unsure (its most
     # likely value, colour or face/not-face not above this) is read at the other turns too
     reader_sure: float = 0.99
+    # ... and before that, every crop is read upright alone: only one it leaves at or under this
+    # is read at the second turn (1.0: every crop gets two turns). Chosen on data/calib and its
+    # stress sets, where it reads as two turns for all do; 0.99 let one more silent error through
+    # under a warm lamp, where the reader is trusted only from 0.99 (pipeline.UNUSUAL_LIGHT_SURE)
+    reader_sure_one: float = 0.999
     detector_views: int | None = None  # None: the views the calibration's thresholds were chosen with
+    # the mirror views are taken only around the upright view's peaks whose heat is in this band
+    # (detector.views_near_peaks): above it a peak is a face and under it none, whatever the
+    # views add; None: the whole image gets every view. On data/calib and its stress sets the
+    # views move a peak's heat by 0.1 typically; with this band they read as with every view
+    # (one die fewer right, flagged, under dim light) at two thirds of the views' work, and
+    # with (0.2, 0.8) at a third, one die fewer right (flagged) in three of the five sets
+    mirror_band: tuple[float, float] | None = (0.1, 0.9)
     zoom_small_faces: bool = True
     zoomed_views: int | None = None  # None: as many as the first search
     faint_heat: float = 0.05
@@ -66,8 +81,11 @@ class ReadSettings:
             views = getattr(self, name)
             if views is not None and not 1 <= views <= MAX_VIEWS:
                 raise ValueError(f"The detector takes 1 to {MAX_VIEWS} mirror views, not {views} ({name}).")
-        if not 0.0 <= self.reader_sure <= 1.0:
-            raise ValueError(f"reader_sure is a probability (0..1), not {self.reader_sure}.")
+        for name in ("reader_sure", "reader_sure_one"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} is a probability (0..1), not {getattr(self, name)}.")
+        if self.mirror_band is not None and not 0.0 <= self.mirror_band[0] <= self.mirror_band[1] <= 1.0:
+            raise ValueError(f"mirror_band is (low, high) with 0 <= low <= high <= 1, not {self.mirror_band}.")
         if not 0.0 <= self.faint_heat <= 1.0:
             raise ValueError(f"faint_heat is a heatmap level (0..1), not {self.faint_heat}.")
         if not self.providers:
@@ -87,8 +105,12 @@ class ReadSettings:
             kw["reader_turns"] = _number(env, "COMPANION_READER_TURNS", int)
         if env.get("COMPANION_READER_SURE"):
             kw["reader_sure"] = _number(env, "COMPANION_READER_SURE", float)
+        if env.get("COMPANION_READER_SURE_ONE"):
+            kw["reader_sure_one"] = _number(env, "COMPANION_READER_SURE_ONE", float)
         if env.get("COMPANION_DETECTOR_VIEWS"):
             kw["detector_views"] = _number(env, "COMPANION_DETECTOR_VIEWS", int)
+        if env.get("COMPANION_MIRROR_BAND"):
+            kw["mirror_band"] = _band(env, "COMPANION_MIRROR_BAND")
         if env.get("COMPANION_ZOOM"):
             kw["zoom_small_faces"] = env["COMPANION_ZOOM"].strip() != "0"
         if env.get("COMPANION_ZOOMED_VIEWS"):
@@ -114,3 +136,14 @@ def _number(env: Mapping[str, str], name: str, kind: type[int] | type[float]) ->
     except ValueError:
         what = "a whole number" if kind is int else "a number"
         raise ValueError(f"{name} must be {what}, not {text!r}.") from None
+
+
+def _band(env: Mapping[str, str], name: str) -> tuple[float, float] | None:
+    text = env[name].strip()
+    if text.lower() == "all":
+        return None
+    try:
+        low, high = (float(part) for part in text.split(","))
+    except ValueError:
+        raise ValueError(f"{name} must be two numbers, low,high (as 0.3,0.7), not {text!r}.") from None
+    return (low, high)
