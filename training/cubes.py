@@ -1,7 +1,7 @@
 """Train the cube model (companion/vision/cubes.py): is a box a cube's side face?
 
     .venv/bin/python -m training.cubes --data data/cubes_train/tilt data/cubes_train/dark \\
-        --steps 3000 --l2 0.001 --drop 0.9 --flag 0.5 --out models/cubes.json
+        --steps 3000 --l2 0.001 --drop 0.37 --flag 0.15 --out models/cubes.json
 
 Each photo goes through the shipped pipeline up to the reader (models/, as analyse runs it);
 every box the face head keeps gets the features `box_features` measures and a label from the

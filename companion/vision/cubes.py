@@ -19,13 +19,16 @@ top face and its own side), and whether it lies toward the camera from that neig
 trained by `python -m training.cubes` on generated photos whose every cube outline is
 labelled) turns them into the probability that the box is a side face.
 
-A box that is probably a side face (at least `drop` in the model file) while a box on the
-same cube is read too is a second box on that cube: the pipeline flags it, and with
-ReadSettings.one_per_cube drops it (the die is then read once; off by default, since the model
-still takes a few real top faces for side faces). It also flags a box whose
-probability is at least `flag`: a side face alone, whose top face was missed, reads a wrong
-die. Both thresholds were chosen on the calibration sets (data/calib and its stress sets).
-Without the model file, the distance rule alone (`second_boxes`) flags a possible second box.
+A box that is probably a side face (at least `drop` in the model file) is a second box on a
+cube when a box on the same cube is its top face by every sign (within a box size, less likely
+a side face, surer or itself unflagged) and the two readings can be two faces of one die of the
+set (`same_die`: a side face shows another face of its own die, while only about one in five
+pairs of the set's faces share a die, so two dice side by side rarely pass). The pipeline
+drops it (the die is then read once, and the box kept is flagged); with
+ReadSettings(one_per_cube=False) it flags it instead. It also flags a box whose probability
+is at least `flag`: a side face alone, whose top face was missed, reads a wrong die. Both
+thresholds were chosen on the calibration sets (data/calib and its stress sets). Without the
+model file, the distance rule alone (`second_boxes`) flags a possible second box.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ from pathlib import Path
 
 import numpy as np
 
+from companion.dice import DiceSet, standard_set
+from companion.vision.decoder import color_index, value_index
 from companion.vision.detector import Detection
 
 CUBE_NEAR = 0.85
@@ -46,6 +51,10 @@ SIDE_SURE = 0.75
 # how far (in box sizes) a box may be from the one it shares a cube with: a side face's
 # centre is at most about a face from its top face's, even 40 degrees off vertical
 SAME_CUBE_REACH = 1.0
+# how likely two boxes' readings must be two faces of one die (same_die) for the one to be
+# dropped as the other's side face: a side face shows another face of its own die, while
+# only about one in five pairs of the set's faces share a die
+SAME_DIE = 0.1
 FEATURES = (
     "sure", "score", "face", "value_conf", "colour_conf", "size_vs_photo", "aspect_vs_photo", "shade_vs_photo",
     "near", "near_sure", "surer_by", "shade_vs_near", "size_vs_near", "aspect_vs_near", "overlap_near",
@@ -109,31 +118,67 @@ class CubeDecision:
 
 def decide(
     rgb: np.ndarray | None, detections: Sequence[Detection], faces: Sequence[float] | np.ndarray,
-    model: CubeModel | None, value_conf: Sequence[float] | np.ndarray = (),
-    colour_conf: Sequence[float] | np.ndarray = (),
+    model: CubeModel | None, value_probs: np.ndarray | None = None, colour_probs: np.ndarray | None = None,
+    dice_set: DiceSet | None = None,
 ) -> CubeDecision:
     """Which boxes are side faces: dropped when their cube's top face is read, else flagged.
-    Without a model (or the photo, `rgb`) the distance rule alone flags."""
+    `value_probs` and `colour_probs` (n, classes): what the reader read on each box. Without a
+    model (or the photo, `rgb`, or the readings) the distance rule alone flags."""
     n = len(detections)
     near = np.zeros(n, dtype=bool)  # by distance alone: maybe a second box on a cube
     near[second_boxes(detections, faces)] = True
-    if model is None or rgb is None or n == 0:
+    if model is None or rgb is None or n == 0 or value_probs is None or colour_probs is None:
         return CubeDecision(np.zeros(n, dtype=bool), near)
-    side = model.side_probability(box_features(rgb, detections, faces, value_conf, colour_conf))
+    side = model.side_probability(box_features(rgb, detections, faces, value_probs.max(axis=1),
+                                               colour_probs.max(axis=1)))
+    drop, kept_for = _second_on_cube(detections, faces, side, model,
+                                     same_die(value_probs, colour_probs, dice_set or standard_set()))
+    # which of the two is the top face is not certain either: the one kept is flagged
+    return CubeDecision(drop, (near | kept_for | (side >= model.flag)) & ~drop)
+
+
+def _second_on_cube(
+    detections: Sequence[Detection], faces: Sequence[float] | np.ndarray, side: np.ndarray, model: CubeModel,
+    together: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(dropped, kept for a dropped box): a box likely a side face (from `model.drop`) goes when
+    a box on the same cube stays that is its top face by every sign: within a box size, less
+    likely a side face, and surer or itself unflagged; and the two readings can be two faces of
+    one die of the set (`together`, from SAME_DIE: a side face shows another face of its own
+    die, while two dice side by side rarely can). A box kept for another is never dropped: a
+    drop never leaves a cube without its top face."""
+    n = len(detections)
     sure = [d.score * float(f) for d, f in zip(detections, faces)]
     drop = np.zeros(n, dtype=bool)
-    kept_for = np.zeros(n, dtype=bool)  # the box that stays for a dropped one
+    kept_for = np.zeros(n, dtype=bool)
     for i in np.argsort(-side):
         if side[i] < model.drop:
             break
-        # read once: another box on this cube, surer and less likely a side face, stays
-        partners = [j for j in range(n) if j != i and not drop[j] and side[j] < side[i] and sure[j] > sure[i]
+        if kept_for[i]:
+            continue
+        partners = [j for j in range(n) if j != i and not drop[j] and side[j] < side[i]
+                    and (sure[j] > sure[i] or side[j] < model.flag) and together[i, j] >= SAME_DIE
                     and _near(detections[i], detections[j]) < SAME_CUBE_REACH]
         if partners:
             drop[i] = True
             kept_for[min(partners, key=lambda j: _near(detections[i], detections[j]))] = True
-    # which of the two is the top face is not certain either: the one kept is flagged
-    return CubeDecision(drop, (near | kept_for | (side >= model.flag)) & ~drop)
+    return drop, kept_for
+
+
+def same_die(value_probs: np.ndarray, colour_probs: np.ndarray, dice_set: DiceSet) -> np.ndarray:
+    """(n, n): for each two boxes, how likely their readings are two different faces of one
+    die of the set (the most likely die's share: the sum, over its ordered pairs of faces, of
+    one box reading the one and the other box the other)."""
+    n = len(value_probs)
+    out = np.zeros((n, n))
+    for die in dice_set.dice:
+        v = [value_index(f.value) for f in die.faces]
+        c = [color_index(f.color) for f in die.faces]
+        p = value_probs[:, v] * colour_probs[:, c]  # (n, 6): each box reading each of the die's faces
+        total = p.sum(axis=1)
+        # every ordered pair of the die's faces, less each face paired with itself
+        out = np.maximum(out, np.outer(total, total) - p @ p.T)
+    return out
 
 
 def box_features(

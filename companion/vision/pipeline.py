@@ -163,7 +163,7 @@ def analyse(
     # an unsure box unlike every die this table confirmed is none of its dice (profile.py)
     allowed = None if profile is None else profile.keeps(read.embedding, faces)
     keep, second = _kept_boxes(detections, faces, cal.face_threshold, settings, allowed,
-                               lambda kept: _cubes(work, detections, faces, read, models, kept))
+                               lambda kept: _cubes(work, detections, faces, read, models, kept, dice_set))
     if not keep:
         return _nothing()
     detections = [detections[i] for i in keep]
@@ -230,12 +230,12 @@ def _kept_boxes(
 
 
 def _cubes(work: WorkImage, detections: list[Detection], faces: np.ndarray, read: ReaderLogits, models: Models,
-           kept: list[int]) -> CubeDecision:
+           kept: list[int], dice_set: DiceSet | None = None) -> CubeDecision:
     """The cube model's decision on the kept boxes (cubes.py)."""
     cal = models.calibration
-    value = softmax(read.value[kept], cal.value_temperature).max(axis=1)
-    colour = softmax(read.color[kept], cal.color_temperature).max(axis=1)
-    return decide(work.rgb, [detections[i] for i in kept], faces[kept], models.cubes, value, colour)
+    value = softmax(read.value[kept], cal.value_temperature)
+    colour = softmax(read.color[kept], cal.color_temperature)
+    return decide(work.rgb, [detections[i] for i in kept], faces[kept], models.cubes, value, colour, dice_set)
 
 
 def _scene_flags(

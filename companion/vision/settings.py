@@ -15,7 +15,7 @@ The defaults are the shipped pipeline. The CLI and the server make theirs once w
     COMPANION_FAINT_HEAT      heat that marks ground for the second search (0.05; 0: the whole photo)
     COMPANION_BALANCE_LIGHT   0 reads the crops as they are under a light beyond the training's (on by default)
     COMPANION_JOINT_COLOUR    0 judges each die's ink colour alone (on by default: a photo's dice together)
-    COMPANION_ONE_PER_CUBE    1 drops a box the cube model calls a second one on a cube (default: flags it)
+    COMPANION_ONE_PER_CUBE    0 flags, instead of dropping, a box the cube model calls a second one on a cube
 
 Nothing reads the environment at import.
 """
@@ -54,9 +54,8 @@ class ReadSettings:
     # with joint_colour, also flag a die whose ink, among the photo's others, says the other colour of
     # its pair while the reader is too sure to be moved
     flag_colour_disputes: bool = True
-    # drop a box the cube model calls a second one on a cube (cubes.py); by default it is flagged, because
-    # the model still takes some real top faces for side faces (recall, and a sample as the page sends it)
-    one_per_cube: bool = False
+    # drop a box the cube model calls a second one on a cube (cubes.py; False: flag it instead)
+    one_per_cube: bool = True
     flag_set_changes: bool = True  # flag a die the set's constraint read otherwise than the reader saw it
     flag_second_boxes: bool = True  # flag a box that may be a second one on a cube (when not dropped)
     flag_unusual_light: bool = True  # under a light more coloured than the training look's, ask for more

@@ -23,6 +23,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--count", type=int, default=150)
     ap.add_argument("--seed", type=int, default=4001)
+    ap.add_argument("--split", default="val", choices=("val", "calib"),
+                    help="whose look the dice take (training.synth's splits; never the training split's)")
     ap.add_argument("--samples", type=int, default=8, help="path-tracing samples per pixel (denoised)")
     ap.add_argument("--long-side", type=int, default=960, help="photo size (the face sizes scale with it)")
     args = ap.parse_args(argv)
@@ -34,7 +36,8 @@ def main(argv: list[str] | None = None) -> int:
         for index in range(args.count):
             if index in done:
                 continue
-            photo = render_photo(image_rng(args.seed, "val", index), Path(work), args.samples, args.long_side)
+            photo = render_photo(image_rng(args.seed, args.split, index), Path(work), args.samples, args.long_side,
+                                 args.split)
             photo.conditions.update(seed=args.seed, index=index)
             rel = f"images/{index:06d}.jpg"
             tmp = args.out / (rel + ".tmp")
