@@ -12,7 +12,7 @@ from companion.vision.cubes import CubeModel, decide, same_die, second_boxes
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES, color_index, value_index
 from companion.vision.detector import Detection
 from companion.vision.image_io import load_work_image
-from companion.vision.inks import Ink, light_cast, light_reference, measure_ink
+from companion.vision.inks import light_cast, light_reference, measure_inks
 from companion.vision.joint_colour import joint_colours
 from companion.vision.models import load_models, models_present
 from companion.vision.pipeline import analyse
@@ -143,28 +143,44 @@ def test_a_weak_box_half_a_face_from_a_sure_one_is_a_second_box_on_that_cube():
     assert second_boxes([top, Detection(side.box, 0.9)], [1.0, 1.0]) == []  # a sure top face is never dropped
 
 
-def _ink(hue: float) -> Ink:
-    return Ink(hue, 1.0, True)
+RED_INK, ORANGE_INK = (0.58, 0.02, 0.03), (0.87, 0.20, 0.01)  # linear RGB
+IVORY = (0.85, 0.80, 0.66)
+LAMP = (1.0, 0.62, 0.32)  # about 2500 K, nothing corrected
+
+
+def _faces(inks, body=IVORY, light=(1.0, 1.0, 1.0)) -> tuple[np.ndarray, list[tuple[float, float, float, float]]]:
+    """One photo of 60-px faces side by side, one per ink (each a little lighter or darker, as
+    the dice of one photo are shaded), under one light; sRGB uint8 and the faces' boxes."""
+    faces = [_face_image(body, ink, light, shade=1.0 - 0.04 * (k % 3)) for k, ink in enumerate(inks)]
+    return np.hstack(faces), [(60.0 * k, 0.0, 60.0 * k + 60.0, 60.0) for k in range(len(inks))]
+
+
+def _reader(says: list[int], sure: float) -> np.ndarray:
+    probs = np.full((len(says), 4), (1.0 - sure) / 3)
+    probs[np.arange(len(says)), says] = sure
+    return probs
 
 
 def test_the_photo_tells_red_from_orange_when_the_reader_alone_does_not():
-    # under a warm lamp three red dice look orange to the reader, at 0.999; their inks look
-    # like the photo's other reds (hue 20-23) and unlike its oranges (55-60)
+    # under a warm lamp five red dice and three orange: the reader, unsure, calls three of the
+    # reds orange; measured against the photo's own body, their inks look like its other reds
     red, orange = color_index(Color.RED), color_index(Color.ORANGE)
-    probs = np.full((8, 4), 1e-4)
-    says = [orange, orange, orange, red, red, orange, orange, orange]
-    probs[np.arange(8), says] = 0.999
-    hues = [20, 21, 22, 22, 23, 55, 58, 60]
-    joint = joint_colours(probs, [_ink(h) for h in hues])
+    rgb, boxes = _faces([RED_INK] * 5 + [ORANGE_INK] * 3, light=LAMP)
+    inks = measure_inks(rgb, boxes)
+    probs = _reader([orange, orange, orange, red, red, orange, orange, orange], 0.7)
+    joint = joint_colours(probs, inks)
     assert [int(p.argmax()) for p in joint.probs] == [red] * 5 + [orange] * 3
     assert joint.moved.tolist() == [True] * 3 + [False] * 5
-    # no clear gap between the hues: the photo says nothing, the reader's colours stand
-    vague = joint_colours(probs, [_ink(h) for h in (20, 28, 34, 40, 46, 52, 58, 60)])
-    assert np.array_equal(vague.probs, probs) and not vague.moved.any()
-    # one ink only (every die read orange): the photo cannot say which group is which
-    alone = probs.copy()
-    alone[3:5] = alone[5]
-    assert not joint_colours(alone, [_ink(h) for h in hues]).moved.any()
+    # one ink only (every die red, read orange by three): the photo says they all look alike
+    alike = joint_colours(_reader([orange] * 3 + [red] * 5, 0.7), measure_inks(*_faces([RED_INK] * 8, light=LAMP)))
+    assert [int(p.argmax()) for p in alike.probs] == [red] * 8
+    # the same inks read right: nothing moves
+    right = joint_colours(_reader([red] * 5 + [orange] * 3, 0.7), inks)
+    assert not right.moved.any()
+    # a reader sure beyond what a few dice's inks can say keeps its colours (and the pipeline
+    # flags nothing it did not move)
+    sure = joint_colours(_reader([orange, red, red, red, red, orange, orange, orange], 0.9999), inks)
+    assert not sure.moved.any()
 
 
 @needs_models
@@ -183,20 +199,41 @@ def test_a_reading_the_set_cannot_produce_is_flagged():
     assert unflagged.face == forced.face and not unflagged.uncertain  # what the flag adds
 
 
+def _warm_photo(index: int):
+    """A 2200-3000 K lamp, weak white balance (calib split, seed 2301, photo `index` of a
+    --light warm set): the photo's JPEG and its true faces."""
+    photo = render_indexed(2301, "calib", index, SceneOptions(light="warm"))
+    return encode_jpeg(photo.image, photo.conditions["jpeg_quality"]), sorted(f"{d['value']}{d['color'][0]}" for d in photo.dice)
+
+
 @needs_models
-def test_under_a_warm_lamp_the_photos_own_inks_fix_a_blue_read_as_green():
-    # a 2200-3000 K lamp, weak white balance (calib split, seed 2301, photo 11 of a --light
-    # warm set): alone, the reader calls the blue 10 and 8 green, the 10 without a flag
-    photo = render_indexed(2301, "calib", 11, SceneOptions(light="warm"))
-    data = encode_jpeg(photo.image, photo.conditions["jpeg_quality"])
-    truth = sorted(f"{d['value']}{d['color'][0]}" for d in photo.dice)
+def test_under_a_warm_lamp_the_photos_own_inks_tell_its_reds_from_its_oranges():
+    # ivory dice: each judged alone, the red 3 and 6 are read orange; their inks look like the
+    # photo's red W, and unlike its orange 10 and W
+    data, truth = _warm_photo(42)
     models = load_models()
     alone = read_image(data, models, ReadSettings(joint_colour=False))
-    assert "10g" in _tokens(alone) and "10b" not in _tokens(alone)
+    assert _tokens(alone) == sorted({"3r": "3o", "6r": "6o"}.get(t, t) for t in truth)
+    joint = read_image(data, models)  # the default: the photo's colours decided together
+    assert _tokens(joint) == truth
+    assert all(d.uncertain for d in joint.dice if d.face.token in ("3r", "6r"))  # moved: flagged
+
+
+@needs_models
+def test_under_a_warm_lamp_an_ink_that_disputes_a_sure_colour_is_flagged():
+    # navy dice, no white reference: alone, the reader calls the blue 10 and 8 green, the 10 at
+    # 0.999 and without a flag. The photo's inks fix the unsure 8; the 10's ink looks like the
+    # photo's blues, but the reader is too sure to be moved: it is flagged instead
+    data, truth = _warm_photo(11)
+    models = load_models()
+    alone = read_image(data, models, ReadSettings(joint_colour=False))
+    assert "10g" in _tokens(alone) and "8g" in _tokens(alone)
     assert not next(d for d in alone.dice if d.face.token == "10g").uncertain
-    joint = read_image(data, models, ReadSettings(joint_colour=True))
-    assert "10b" in _tokens(joint) and "8b" in _tokens(joint)
-    assert set(_tokens(joint)) <= set(truth)
+    joint = read_image(data, models)
+    assert "8b" in _tokens(joint) and "8g" not in _tokens(joint)
+    assert next(d for d in joint.dice if d.face.token == "10g").uncertain
+    quiet = read_image(data, models, ReadSettings(flag_colour_disputes=False))
+    assert not next(d for d in quiet.dice if d.face.token == "10g").uncertain  # what the flag adds
 
 
 @needs_models
@@ -208,17 +245,21 @@ def test_under_a_warm_lamp_the_crops_seen_in_the_training_light_read_the_right_i
     data = encode_jpeg(photo.image, photo.conditions["jpeg_quality"])
     truth = sorted(f"{d['value']}{d['color'][0]}" for d in photo.dice)
     models = load_models()
-    raw = _tokens(read_image(data, models, ReadSettings(balance_light=False)))
+    raw = _tokens(read_image(data, models, ReadSettings(balance_light=False, joint_colour=False)))
     assert raw == sorted(swapped.get(t, t) for t in truth)
-    corrected = read_image(data, models, ReadSettings())
+    corrected = read_image(data, models, ReadSettings(joint_colour=False))
     assert _tokens(corrected) == truth
+    # the photo's colours decided together may still move a right colour (photo 52's red W,
+    # measured among its oranges), never silently
+    joint = read_image(data, models)
+    assert all(d.uncertain for d in joint.dice if d.face.token not in truth)
 
 
-def _face_image(body, ink, light=(1.0, 1.0, 1.0)) -> np.ndarray:
+def _face_image(body, ink, light=(1.0, 1.0, 1.0), shade: float = 1.0) -> np.ndarray:
     """A 60-px die face (a body with a bar of ink across its middle) under a light, sRGB uint8."""
     lin = np.ones((60, 60, 3)) * np.asarray(body)
     lin[26:34, 12:48] = ink
-    lin = np.clip(lin * np.asarray(light), 0, 1)
+    lin = np.clip(lin * np.asarray(light) * shade, 0, 1)
     srgb = np.where(lin <= 0.0031308, lin * 12.92, 1.055 * lin ** (1 / 2.4) - 0.055)
     return (srgb * 255 + 0.5).astype(np.uint8)
 
@@ -228,8 +269,11 @@ def test_an_ink_is_measured_against_its_body_and_the_light_against_the_bodies():
     lamp = (1.0, 0.62, 0.32)  # about 2500 K, nothing corrected
     box = (0.0, 0.0, 60.0, 60.0)
     for light in ((1.0, 1.0, 1.0), lamp):
-        r, o = measure_ink(_face_image(ivory, red, light), box), measure_ink(_face_image(ivory, orange, light), box)
-        assert r.referenced and o.referenced and r.hue + 15 < o.hue  # red stays below orange
+        rgb, boxes = _faces([red, orange], light=light)
+        r, o = measure_inks(rgb, boxes)
+        assert r.referenced and o.referenced and r.hue + 10 < o.hue  # red stays below orange
+        # against its body the light divides out: the same ink measures alike under either light
+        assert abs(r.hue - measure_inks(*_faces([red, orange]))[0].hue) < 3
     plain = light_cast(_face_image(ivory, red), [box])
     warm = light_cast(_face_image(ivory, red, lamp), [box])
     assert plain is not None and warm is not None and plain < 1.2 < warm

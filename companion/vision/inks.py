@@ -17,7 +17,8 @@ import numpy as np
 
 PATCH = 24  # the face's centre is measured at this many pixels square
 CENTRE = 0.45  # the share of the box (each way) measured: the numeral, inside the top face at any heading and tilt
-INK_SHARE = 0.12  # the most colourful pixels taken as the ink
+INK_SHARE = 0.15  # the pixels farthest from the body taken as the ink
+BODY_SHARE = 0.4  # the pixels nearest the set's body colour taken as the face's body
 # a body this bright (linear RGB mean) is a white reference: a light one in a dim room too, not
 # black or navy (under 0.06)
 LIGHT_BODY = 0.08
@@ -26,8 +27,8 @@ _EPS = 2e-3
 
 @dataclass(frozen=True, slots=True)
 class Ink:
-    """One face's ink: its hue angle (degrees) in a log-opponent plane, relative to the body
-    when the body can serve as a white reference, and how colourful it is (0: grey)."""
+    """One face's ink: its hue angle (degrees) in an opponent plane, relative to the body when
+    the body can serve as a white reference, and how colourful it is (0: grey)."""
 
     hue: float
     chroma: float
@@ -45,25 +46,64 @@ def _opponent(log_rgb: np.ndarray) -> np.ndarray:
     return np.stack([r - g, (r + g) / 2 - b], axis=-1)
 
 
-def measure_ink(rgb: np.ndarray, box: tuple[float, float, float, float]) -> Ink:
-    """The ink of the face in `box` (pixels of `rgb`, an sRGB uint8 image)."""
+def measure_inks(rgb: np.ndarray, boxes: list[tuple[float, float, float, float]]) -> list[Ink]:
+    """The ink of each face in `boxes` (pixels of `rgb`, an sRGB uint8 image), all measured alike.
+
+    A light body is told from its ink by colour, not brightness (a grey body sits between dark
+    and bright inks, and a bold numeral can fill most of the face's centre): every die of a set
+    has the same body, so the body's chromaticity is the median of all the faces' pixels, and
+    each face's own body is the median of its pixels nearest that chromaticity (its light and
+    shading kept). A dark body is the face's darkest part. The ink is the face's pixels farthest from its body. On a light body each
+    pixel is taken relative to the body (its ratio to it, less one): the light divides out
+    (von Kries), and a pixel where the ink is blurred into the body keeps the ink's direction,
+    only shorter. On a dark body the light's colour stays, and the same ink still looks alike
+    on every die of the photo.
+    """
+    return patch_inks([_patch(rgb, box, PATCH) for box in boxes], light_reference(rgb, boxes) is not None)
+
+
+def patch_inks(patches: list[np.ndarray | None], light: bool) -> list[Ink]:
+    """The inks of one photo's face centres (sRGB uint8 patches; None: not measured), on light
+    bodies or dark ones (see measure_inks)."""
+    pixels = [None if p is None else _linear(p).reshape(-1, 3) for p in patches]
+    measured = [px for px in pixels if px is not None]
+    if not measured:
+        return [Ink(0.0, 0.0, False) for _ in patches]
+    body_chroma = np.median(_log_chroma(np.concatenate(measured)), axis=0)
+    return [Ink(0.0, 0.0, False) if px is None else _ink(px, body_chroma, light) for px in pixels]
+
+
+def _ink(px: np.ndarray, body_chroma: np.ndarray, light: bool) -> Ink:
+    if light:
+        near = np.argsort(np.linalg.norm(_log_chroma(px) - body_chroma, axis=1))
+    else:  # a near-black body's colour is mostly noise: it is the face's darkest part
+        near = np.argsort(px.mean(axis=1))
+    body = np.median(px[near[: int(BODY_SHARE * len(px))]], axis=0)
+    offset = px / np.maximum(body, 1e-3) - 1.0 if light else px - body
+    k = max(6, int(INK_SHARE * len(px)))
+    ink = offset[np.argsort(-np.linalg.norm(offset, axis=1))[:k]].mean(axis=0)
+    # the ink's colour, its brightness left out: its component across the grey axis, in a plane
+    # whose first axis is red against green and the second yellow against blue
+    c = ink - ink.mean()
+    u, v = (c[0] - c[1]) / math.sqrt(2.0), (c[0] + c[1] - 2.0 * c[2]) / math.sqrt(6.0)
+    return Ink(math.degrees(math.atan2(v, u)) % 360.0, float(math.hypot(u, v)), light)
+
+
+def _log_chroma(px: np.ndarray) -> np.ndarray:
+    """Log linear RGB less its mean: the colour of each pixel, its brightness left out."""
+    lg = np.log(px + _EPS)
+    return lg - lg.mean(axis=-1, keepdims=True)
+
+
+def _patch(rgb: np.ndarray, box: tuple[float, float, float, float], size: int) -> np.ndarray | None:
+    """The centre of a face (CENTRE of its box each way), resized to size x size; None when too small."""
     x0, y0, x1, y1 = box
     cx, cy, half_w, half_h = (x0 + x1) / 2, (y0 + y1) / 2, CENTRE * (x1 - x0) / 2, CENTRE * (y1 - y0) / 2
     a, b = int(max(0, math.floor(cx - half_w))), int(max(0, math.floor(cy - half_h)))
     c, d = int(min(rgb.shape[1], math.ceil(cx + half_w))), int(min(rgb.shape[0], math.ceil(cy + half_h)))
     if c - a < 2 or d - b < 2:
-        return Ink(0.0, 0.0, False)
-    patch = cv2.resize(rgb[b:d, a:c], (PATCH, PATCH), interpolation=cv2.INTER_AREA)
-    px = np.log(_linear(patch).reshape(-1, 3) + _EPS)
-    body = np.median(px, axis=0)
-    referenced = float(np.exp(body).mean()) >= LIGHT_BODY
-    # against a light body each pixel's colour is its ratio to the body: the light drops out
-    chroma_px = _opponent(px - body) if referenced else _opponent(px)
-    off_body = np.linalg.norm(_opponent(px - body), axis=1) + 0.25 * np.abs((px - body).mean(axis=1))
-    k = max(6, int(INK_SHARE * len(px)))
-    ink = chroma_px[np.argsort(-off_body)[:k]].mean(axis=0)
-    return Ink(math.degrees(math.atan2(ink[1], ink[0])) % 360.0, float(np.hypot(*ink)), referenced)
-
+        return None
+    return cv2.resize(rgb[b:d, a:c], (size, size), interpolation=cv2.INTER_AREA)
 
 
 def light_reference(rgb: np.ndarray, boxes: list[tuple[float, float, float, float]]) -> np.ndarray | None:
@@ -90,11 +130,5 @@ def cast_of(reference: np.ndarray) -> float:
 
 def _body(rgb: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarray | None:
     """The log linear RGB of a face's body: the median of its centre, which the body covers most of."""
-    x0, y0, x1, y1 = box
-    cx, cy, half_w, half_h = (x0 + x1) / 2, (y0 + y1) / 2, CENTRE * (x1 - x0) / 2, CENTRE * (y1 - y0) / 2
-    a, b = int(max(0, math.floor(cx - half_w))), int(max(0, math.floor(cy - half_h)))
-    c, d = int(min(rgb.shape[1], math.ceil(cx + half_w))), int(min(rgb.shape[0], math.ceil(cy + half_h)))
-    if c - a < 2 or d - b < 2:
-        return None
-    patch = cv2.resize(rgb[b:d, a:c], (PATCH // 2, PATCH // 2), interpolation=cv2.INTER_AREA)
-    return np.median(np.log(_linear(patch).reshape(-1, 3) + _EPS), axis=0)
+    patch = _patch(rgb, box, PATCH // 2)
+    return None if patch is None else np.median(np.log(_linear(patch).reshape(-1, 3) + _EPS), axis=0)

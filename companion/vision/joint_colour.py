@@ -1,16 +1,15 @@
 """One light for all dice: the ink colours of a photo's dice decided together.
 
 The reader judges each crop alone, and a coloured light can make a red ink look like the
-orange it learnt (or a green like blue). The photo as a whole still tells them apart: every die
-is lit by the same light, so its red inks look alike, and unlike its orange inks. For each pair
-of inks that look alike (red and orange, green and blue), the hues of the dice the reader puts
-in that pair (companion/vision/inks.py) are split into two groups at their widest gap. When the
-gap is clear (wider than MIN_GAP and than either group's own spread) and the reader itself puts
-dice of each group in each colour, the lower-hue group is the pair's first colour (red, green)
-and the other its second (orange, blue): a die the reader put in the other colour of its group
-is moved to its group's colour and flagged for the player to check. Otherwise the photo gives
-no clear evidence and the reader's probabilities stand. The decoder then applies the set's
-constraint to the probabilities.
+orange it learnt (or a blue like green). The photo as a whole still tells them apart: every
+die of a set carries the same few inks, lit by the same light, so within one photo its red
+inks look alike, and unlike its orange inks. For each pair of inks that look alike (red and
+orange, green and blue), the dice the reader puts in that pair are labelled jointly: each way
+of splitting them between the two colours is weighed by the reader's probabilities and by how
+well the measured inks (companion/vision/inks.py) fit two inks of the photo, each of unknown
+hue near its colour's usual one. A die's colour probabilities become its share of the weighed
+splits; a die whose colour changes is flagged for the player to check (pipeline.py). The
+decoder then applies the set's constraint to the probabilities.
 """
 
 from __future__ import annotations
@@ -23,58 +22,114 @@ from companion.dice import Color
 from companion.vision.decoder import color_index
 from companion.vision.inks import Ink
 
-# Each pair, first the ink of lower hue (in the opponent plane of inks.py), and a hue between them.
-PAIRS = ((Color.RED, Color.ORANGE, 41.0), (Color.GREEN, Color.BLUE, 211.0))
-MIN_GAP = 12.0  # degrees: the least gap between two groups of one photo's hues that tells two inks
-SPREAD_FACTOR = 1.5  # ...and the gap must be this many times wider than either group's own spread
-MIN_CHROMA = 0.3  # an ink less colourful than this is not measured well enough to count
-MOVED_SHARE = 0.85  # a moved die's probability for its group's colour, within its pair
+# Each pair, the ink of lower hue first; the hues (unwrapped, degrees) its two inks may take;
+# and the least gap between them: two inks of one photo as alike as this are one ink.
+PAIRS = ((Color.RED, Color.ORANGE, (-40.0, 130.0), 10), (Color.GREEN, Color.BLUE, (100.0, 340.0), 30))
+# Where an ink's hue (inks.measure_inks, degrees) usually lies, and how far one photo's ink may
+# be from it: the medians and spread of the dice of data/calib and its stress sets.
+USUAL_HUE = {Color.RED: (30.0, 12.0), Color.ORANGE: (52.0, 12.0), Color.GREEN: (160.0, 20.0), Color.BLUE: (260.0, 15.0)}
+# How far a die's hue lies from its photo's ink: within one photo the same ink is measured
+# HUE_SPREAD degrees apart (median about 1.5), more on a less colourful face (its chroma under
+# FAINT of the photo's median), and now and then anywhere (OUTLIER: a glint, a face cut short).
+HUE_SPREAD = 3.0
+FAINT = 0.5
+OUTLIER = 0.03
+MIN_CHROMA = 0.15  # of the photo's median: an ink this faint is not measured at all
 MIN_PAIR_MASS = 0.5  # the reader's probability for the pair that makes a die one of its dice
+INK_WEIGHT = 0.5  # the inks' evidence against the reader's (log-likelihoods), chosen on the calibration sets
+DISPUTE_SURE = 0.9  # chosen on the calibration sets
 
 
 @dataclass(frozen=True, slots=True)
 class JointColours:
     probs: np.ndarray  # (n, 4): the colour probabilities after the photo's evidence
     moved: np.ndarray  # (n,) bool: the photo moved this die to the other colour of its pair
+    # (n,) bool: the die's ink, among the photo's others of both colours of its pair, says the
+    # other colour (at DISPUTE_SURE at least), and the reader is too sure to be moved
+    disputed: np.ndarray
 
 
 def joint_colours(color_probs: np.ndarray, inks: list[Ink]) -> JointColours:
-    """The photo's colour probabilities (n, 4), each pair's split decided for all dice at once."""
+    """The photo's colour probabilities (n, 4), each pair's split decided for all its dice at once."""
     probs = np.array(color_probs, dtype=np.float64, copy=True)
     moved = np.zeros(len(probs), dtype=bool)
-    for first, second, middle in PAIRS:
+    disputed = np.zeros(len(probs), dtype=bool)
+    chroma = np.array([ink.chroma for ink in inks])
+    scale = float(np.median(chroma)) if len(chroma) else 0.0
+    if scale <= 0.0:
+        return JointColours(probs, moved, disputed)
+    faint = chroma / scale
+    for first, second, hues, gap in PAIRS:
         a, b = color_index(first), color_index(second)
+        grid = np.arange(hues[0], hues[1], 1.0)  # the photo's ink hue, one degree apart
         mass = probs[:, a] + probs[:, b]
-        members = np.array([i for i, ink in enumerate(inks) if mass[i] >= MIN_PAIR_MASS and ink.chroma >= MIN_CHROMA
-                            and ink.referenced == inks[0].referenced], dtype=np.int64)
-        if len(members) < 3:
+        members = np.flatnonzero((mass >= MIN_PAIR_MASS) & (faint >= MIN_CHROMA))
+        if len(members) < 2:
             continue
-        hues = (np.array([inks[i].hue for i in members]) - middle + 180.0) % 360.0 - 180.0
-        second_group = _clear_split(hues)
-        if second_group is None:
-            continue
+        fit = np.array([_hue_fit(inks[i].hue, faint[i], grid) for i in members])  # (m, grid)
+        first_prob = probs[members, a] / mass[members]
+        share = _second_share(fit, first_prob, grid, (first, second, gap))
+        ink_share = _second_share(fit, first_prob, grid, (first, second, gap), reader_weight=0.0)
         says_second = probs[members, b] > probs[members, a]
-        # the reader must see each group's colour in it: the photo only says which dice look alike
-        if not (says_second[second_group].any() and (~says_second[~second_group]).any()):
-            continue
-        for k in np.nonzero(says_second != second_group)[0]:
-            i = members[k]
-            share = MOVED_SHARE if second_group[k] else 1.0 - MOVED_SHARE
-            probs[i, a], probs[i, b] = mass[i] * (1.0 - share), mass[i] * share
-            moved[i] = True
-    return JointColours(probs, moved)
+        # the inks tell which dice look alike, the reader which group is which colour: on a dark
+        # body (no white reference) the inks' hues may lie anywhere, their order included
+        if np.sum((ink_share > 0.5) == says_second) * 2 < len(members):
+            ink_share = 1.0 - ink_share
+        # only a photo whose inks show both colours can dispute a colour (one ink alone could be either)
+        two_inks = bool((ink_share > 0.5).any() and (ink_share <= 0.5).any())
+        for k, i in enumerate(members):
+            probs[i, a], probs[i, b] = mass[i] * (1.0 - share[k]), mass[i] * share[k]
+            moved[i] = says_second[k] != (share[k] > 0.5)
+            ink_says = ink_share[k] >= DISPUTE_SURE if share[k] <= 0.5 else ink_share[k] <= 1.0 - DISPUTE_SURE
+            disputed[i] = two_inks and bool(ink_says)
+    return JointColours(probs, moved, disputed)
 
 
-def _clear_split(hues: np.ndarray) -> np.ndarray | None:
-    """Which hues lie above the widest gap between them, when that gap is clear (else None)."""
-    order = np.argsort(hues)
-    ordered = hues[order]
-    gaps = np.diff(ordered)
-    k = int(np.argmax(gaps))
-    low, high = ordered[: k + 1], ordered[k + 1:]
-    spread = max(float(low[-1] - low[0]), float(high[-1] - high[0]))
-    if gaps[k] < max(MIN_GAP, SPREAD_FACTOR * spread):
-        return None
-    upper = np.zeros(len(hues), dtype=bool)
-    upper[order[k + 1:]] = True
-    return upper
+def _second_share(fit: np.ndarray, first_prob: np.ndarray, grid: np.ndarray, pair: tuple[Color, Color, int],
+                  reader_weight: float = 1.0) -> np.ndarray:
+    """Per die, the probability of the pair's second colour over every split of the dice
+    between the two colours (2^m of them: at most 1,024 for the set's ten dice); with
+    reader_weight 0, what the inks alone say."""
+    first, second, gap = pair
+    m = len(first_prob)
+    splits = ((np.arange(1 << m)[:, None] >> np.arange(m)) & 1).astype(np.float64)  # 1: second colour
+    inks = _split_fit(_group_fit(1.0 - splits, fit, grid, first), _group_fit(splits, fit, grid, second), gap)
+    p = np.clip(first_prob, 1e-9, 1.0 - 1e-9)
+    reader = splits @ np.log(1.0 - p) + (1.0 - splits) @ np.log(p)
+    total = INK_WEIGHT * inks + reader_weight * reader
+    weight = np.exp(total - total.max())
+    return (weight @ splits) / weight.sum()
+
+
+def _group_fit(members: np.ndarray, fit: np.ndarray, grid: np.ndarray, color: Color) -> np.ndarray:
+    """Per split and hue on the grid, the log-likelihood of the split's dice of `color` (rows
+    of `members`) showing one ink of that hue, weighed by how usual the hue is for the colour."""
+    usual, spread = USUAL_HUE[color]
+    prior = -0.5 * (_wrap(grid - usual) / spread) ** 2
+    return members @ fit + (prior - _logsumexp(prior))[None, :]
+
+
+def _split_fit(first: np.ndarray, second: np.ndarray, gap: int) -> np.ndarray:
+    """Per split, the log-likelihood of its two groups' inks over every pair of hues at least
+    `gap` grid steps apart, the first's below the second's."""
+    # the second's likelihood summed over the hues from each grid step up
+    above = np.logaddexp.accumulate(second[:, ::-1], axis=1)[:, ::-1]
+    return _logsumexp(first[:, :-gap] + above[:, gap:], axis=1)
+
+
+def _logsumexp(x: np.ndarray, axis: int | None = None) -> np.ndarray:
+    top = np.max(x, axis=axis, keepdims=True)
+    out = top + np.log(np.exp(x - top).sum(axis=axis, keepdims=True))
+    return out.squeeze() if axis is None else out.squeeze(axis)
+
+
+def _hue_fit(hue: float, faint: float, grid: np.ndarray) -> np.ndarray:
+    """Log-likelihood of a die's measured hue for each photo ink hue on the grid."""
+    spread = HUE_SPREAD * max(1.0, FAINT / max(faint, 1e-3))
+    outlier = OUTLIER if faint >= FAINT else min(0.5, 3.0 * OUTLIER * FAINT / max(faint, 1e-3))
+    near = np.exp(-0.5 * (_wrap(hue - grid) / spread) ** 2) / (np.sqrt(2.0 * np.pi) * spread)
+    return np.log((1.0 - outlier) * near + outlier / 360.0)
+
+
+def _wrap(degrees: np.ndarray | float) -> np.ndarray:
+    return (np.asarray(degrees) + 180.0) % 360.0 - 180.0

@@ -17,7 +17,7 @@ The defaults are the shipped pipeline. The CLI and the server make theirs once w
     COMPANION_ZOOMED_VIEWS    mirror views of that second search, 1..4 (0 or unset: as the first)
     COMPANION_FAINT_HEAT      heat that marks ground for the second search (0.05; 0: the whole photo)
     COMPANION_BALANCE_LIGHT   0 reads the crops as they are under a light beyond the training's (on by default)
-    COMPANION_JOINT_COLOUR    1 decides the ink colours of a photo's dice together (off by default)
+    COMPANION_JOINT_COLOUR    0 judges each die's ink colour alone (on by default: a photo's dice together)
     COMPANION_ONE_PER_CUBE    0 flags, instead of dropping, a box the cube model calls a second one on a cube
 
 Nothing reads the environment at import.
@@ -64,7 +64,11 @@ class ReadSettings:
     zoomed_views: int | None = None  # None: as many as the first search
     faint_heat: float = 0.05
     balance_light: bool = True  # under a light beyond the training look's, correct the crops (white_balance.py)
-    joint_colour: bool = False  # decide the ink colours of a photo's dice together (joint_colour.py)
+    # decide the ink colours of a photo's dice together (joint_colour.py), under an unusual light or on dark bodies
+    joint_colour: bool = True
+    # with joint_colour, also flag a die whose ink, among the photo's others, says the other colour of
+    # its pair while the reader is too sure to be moved
+    flag_colour_disputes: bool = True
     # drop a box the cube model calls a second one on a cube (cubes.py; False: flag it instead)
     one_per_cube: bool = True
     flag_set_changes: bool = True  # flag a die the set's constraint read otherwise than the reader saw it
