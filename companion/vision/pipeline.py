@@ -182,10 +182,12 @@ def analyse(
         value_probs, color_probs = profile.adjust(embedding, value_probs, color_probs)
     dice_set = dice_set or standard_set()
     decoded = decode(value_probs, color_probs, dice_set, settings.decoding)
-    unsure = _scene_flags(work, detections, faces[keep], value_probs, color_probs, decoded, settings)
+    # the photo's light, told by the bodies of the boxes read (None: no white reference)
+    cast = light_cast(work.rgb, [d.box for d in detections])
+    unsure = _scene_flags(detections, faces[keep], value_probs, color_probs, decoded, cast, settings)
     if settings.joint_colour:
         decoded, unsure = _joint_decode(work, detections, faces[keep], value_probs, color_probs, decoded, unsure,
-                                        dice_set, settings)
+                                        cast, dice_set, settings)
     unsure |= second[keep] & settings.flag_second_boxes
     unsure |= _doubts(detections, faces[keep], decoded, None if read.agree is None else read.agree[keep], second[keep],
                       settings)
@@ -195,7 +197,7 @@ def analyse(
 
 def _joint_decode(
     work: WorkImage, detections: list[Detection], faces: np.ndarray, value_probs: np.ndarray, color_probs: np.ndarray,
-    alone: list[DecodedDie], alone_unsure: np.ndarray, dice_set: DiceSet, settings: ReadSettings,
+    alone: list[DecodedDie], alone_unsure: np.ndarray, cast: float | None, dice_set: DiceSet, settings: ReadSettings,
 ) -> tuple[list[DecodedDie], np.ndarray]:
     """The dice decoded with the colours the photo's inks decide together (joint_colour.py), and
     which to flag: whatever the reading of each die alone flags, every die the photo reads
@@ -205,13 +207,12 @@ def _joint_decode(
     on small faces, are less sure than the reader (on the tilted calibration set they moved
     more right colours than wrong)."""
     boxes = [d.box for d in detections]
-    cast = light_cast(work.rgb, boxes)
     if cast is not None and cast <= UNUSUAL_CAST:
         return alone, alone_unsure  # under the training look's light the reader alone is right nearly always
     joint = joint_colours(color_probs, measure_inks(work.rgb, boxes))
     decoded = decode(value_probs, joint.probs, dice_set, settings.decoding)
     # the set's constraint is still judged against what the reader itself saw
-    unsure = _scene_flags(work, detections, faces, value_probs, color_probs, decoded, settings) | alone_unsure
+    unsure = _scene_flags(detections, faces, value_probs, color_probs, decoded, cast, settings) | alone_unsure
     unsure |= np.array([a.uncertain for a in alone])
     changed = np.array([d.face != a.face for d, a in zip(decoded, alone)])
     disputed = joint.disputed if settings.flag_colour_disputes else np.zeros(len(decoded), dtype=bool)
@@ -247,12 +248,12 @@ def _cubes(work: WorkImage, detections: list[Detection], faces: np.ndarray, read
 
 
 def _scene_flags(
-    work: WorkImage, detections: list[Detection], faces: np.ndarray, value_probs: np.ndarray,
-    color_probs: np.ndarray, decoded: list[DecodedDie], settings: ReadSettings,
+    detections: list[Detection], faces: np.ndarray, value_probs: np.ndarray, color_probs: np.ndarray,
+    decoded: list[DecodedDie], cast: float | None, settings: ReadSettings,
 ) -> np.ndarray:
     """Per box: should the player check it, beyond the decoder's own confidence? (see DETECTION_SURE)"""
     unsure = np.array([d.score < DETECTION_SURE for d in detections]) | (faces < FACE_SURE)
-    cast = light_cast(work.rgb, [d.box for d in detections]) if settings.flag_unusual_light else None
+    cast = cast if settings.flag_unusual_light else None
     # a light beyond the training look: the reader's confidences are worth less (see UNUSUAL_CAST)
     sure_enough = UNUSUAL_LIGHT_SURE if cast is not None and cast > UNUSUAL_CAST else 0.0
     for d in decoded:
