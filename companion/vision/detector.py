@@ -202,12 +202,6 @@ def local_peaks(heat: np.ndarray) -> np.ndarray:
     return heat >= cv2.dilate(heat, np.ones((3, 3), np.uint8))
 
 
-def peaks_in_band(heat: np.ndarray, low: float, high: float) -> bool:
-    """Has the heatmap a local peak whose heat is in [low, high]?"""
-    at_peaks = heat[local_peaks(heat)]
-    return bool(((at_peaks >= low) & (at_peaks <= high)).any())
-
-
 def peaks_to_detections(
     heat: np.ndarray, size: np.ndarray, stride: int, scale: float, threshold: float, max_det: int,
     image_wh: tuple[int, int], overlap: float = 0.6,
