@@ -1,5 +1,5 @@
 """Flags from doubts the decoder's confidence does not carry: the reader's turns that disagree,
-and a photo whose boxes the detector already doubts.
+a photo whose boxes the detector already doubts, and a colour the photo's inks dispute.
 
 The decoder's confidence is calibrated over all dice, but its wrong readings above 0.9 cluster
 where the reader's quarter turns, each read on its own, do not agree on the value or colour
@@ -19,17 +19,35 @@ photo, not only the doubtful ones, flags 5 points more of the right dark-bodied 
 catches no more either. The turns' 0.99 is the decoder's level under an unusual light
 (pipeline.UNUSUAL_LIGHT_SURE): it catches the same misreads as any level up to 0.999, at the
 fewest flags. With both, the right dice flagged rose by 1.6 to 5.2 points.
+
+Under the usual light the reader's colour alone decides (the photo's inks, measured on small
+faces, are less sure than the reader there: pipeline._joint_decode), but on photos of a look
+the training never had (another renderer's, a real camera's) the reader can be sure of an
+orange it reads as red while the photo's own inks tell the two apart. There the inks are
+still asked, as a flag that never moves a colour: the dice are weighed together as under an
+unusual light (joint_colour.py), against the reader's colour probabilities softened by
+INK_DOUBT_TEMPERATURE (its confidence on a look it never saw is worth less than on the
+training look's), and a die they would move to the other colour of its pair, or whose ink
+disputes its colour, is flagged.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from companion.vision.inks import Ink
+from companion.vision.joint_colour import joint_colours
+from companion.vision.reader import softmax
+
 # Flag a die whose reader turns disagree unless the decoder is at least this sure of it.
 TURNS_SURE = 0.99
 # In a photo with a doubtful box (a detection under the pipeline's DETECTION_SURE, or a possible
 # second box on a cube), flag every box the reader's face head rates below this.
 DOUBTFUL_FACE_SURE = 0.985
+# How much softer the reader's colour probabilities are taken when the photo's inks are weighed
+# against them under the usual light (ink_doubts), chosen on the Blender-rendered calibration set
+# and the generator's calibration sets (docs/vision.md).
+INK_DOUBT_TEMPERATURE = 3.0
 
 
 def turn_doubts(agree: np.ndarray | None, confidence: np.ndarray) -> np.ndarray:
@@ -47,3 +65,13 @@ def doubtful_photo(weak: np.ndarray, second: np.ndarray, faces: np.ndarray) -> n
     if not (np.asarray(weak, dtype=bool) | np.asarray(second, dtype=bool)).any():
         return np.zeros(len(faces), dtype=bool)
     return faces < DOUBTFUL_FACE_SURE
+
+
+def ink_doubts(color_logits: np.ndarray, inks: list[Ink], color_temperature: float) -> np.ndarray:
+    """Per die: the photo's inks, decided together against the reader's colour logits (n, 4) at
+    color_temperature times INK_DOUBT_TEMPERATURE, move it to the other colour of its pair or
+    dispute its colour (joint_colour.py). Only a flag: the colours stay the reader's."""
+    if len(inks) == 0:
+        return np.zeros(0, dtype=bool)
+    joint = joint_colours(softmax(color_logits, color_temperature * INK_DOUBT_TEMPERATURE), inks)
+    return joint.moved | joint.disputed

@@ -16,7 +16,7 @@ from companion.vision.crops import box_crop
 from companion.vision.cubes import CubeDecision, decide
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES, DecodedDie, decode
 from companion.vision.detector import Detection, DetectorModel
-from companion.vision.doubts import doubtful_photo, turn_doubts
+from companion.vision.doubts import doubtful_photo, ink_doubts, turn_doubts
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
 from companion.vision.inks import light_cast, measure_inks
 from companion.vision.joint_colour import joint_colours
@@ -188,6 +188,9 @@ def analyse(
     if settings.joint_colour:
         decoded, unsure = _joint_decode(work, detections, faces[keep], value_probs, color_probs, decoded, unsure,
                                         cast, dice_set, settings)
+    if settings.flag_ink_doubts and not (settings.joint_colour and (cast is None or cast > UNUSUAL_CAST)):
+        # where the reader's colour alone decides, the photo's inks may still doubt it (doubts.py)
+        unsure |= ink_doubts(color_logits, measure_inks(work.rgb, [d.box for d in detections]), cal.color_temperature)
     unsure |= second[keep] & settings.flag_second_boxes
     unsure |= _doubts(detections, faces[keep], decoded, None if read.agree is None else read.agree[keep], second[keep],
                       settings)
