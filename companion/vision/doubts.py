@@ -22,7 +22,7 @@ fewest flags. With both, the right dice flagged rose by 1.6 to 5.2 points.
 
 Under the usual light the reader's colour alone decides (the photo's inks, measured on small
 faces, are less sure than the reader there: pipeline._joint_decode), but on photos of a look
-the training never had (another renderer's, a real camera's) the reader can be sure of an
+the training never had (another renderer's) the reader can be sure of an
 orange it reads as red while the photo's own inks tell the two apart. There the inks are
 still asked, as a flag that never moves a colour: the dice are weighed together as under an
 unusual light (joint_colour.py), against the reader's colour probabilities softened by
@@ -47,8 +47,8 @@ DOUBTFUL_FACE_SURE = 0.985
 # How much softer the reader's colour probabilities are taken when the photo's inks are weighed
 # against them under the usual light (ink_doubts). Chosen on the Blender-rendered calibration set
 # (data/calib_blender) and the generator's five: each red/orange swap of the Blender set, had the
-# reader been 0.99 or 0.999 sure of it, is flagged from 4 (3 misses one at 0.999), and 4 flags
-# no more right dice than 1 on any set (5 flags more on data/calib).
+# reader been 0.99 or 0.999 sure of it, is flagged from 4 (3 misses one at 0.999); 4 flags as
+# many right dice as 3 on every set (0.2-0.4 % of those under the usual light), 5 more on data/calib.
 INK_DOUBT_TEMPERATURE = 4.0
 
 
