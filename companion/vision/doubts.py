@@ -48,7 +48,7 @@ DOUBTFUL_FACE_SURE = 0.985
 # against them under the usual light (ink_doubts). Chosen on the Blender-rendered calibration set
 # (data/calib_blender) and the generator's five: each red/orange swap of the Blender set, had the
 # reader been 0.99 or 0.999 sure of it, is flagged from 4 (3 misses one at 0.999); 4 flags as
-# many right dice as 3 on every set (0.2-0.4 % of those under the usual light), 5 more on data/calib.
+# many right dice as 3 on every set (0.1-0.3 points more of each set's dice flagged), 5 more on data/calib.
 INK_DOUBT_TEMPERATURE = 4.0
 
 
