@@ -29,7 +29,7 @@ PAIRS = ((Color.RED, Color.ORANGE, (-40.0, 130.0), 25), (Color.GREEN, Color.BLUE
 # be from it: the medians of the dice on light bodies of data/calib and its stress sets.
 USUAL_HUE = {Color.RED: (25.0, 12.0), Color.ORANGE: (60.0, 12.0), Color.GREEN: (170.0, 20.0), Color.BLUE: (257.0, 15.0)}
 # How far a die's hue lies from its photo's ink: within one photo the same ink is measured
-# HUE_SPREAD degrees apart (median 1.6, a tenth beyond 9.5; chosen on the calibration sets),
+# HUE_SPREAD degrees apart (median 1.3, a tenth beyond 8.3; chosen on the calibration sets),
 # more on a less colourful face (its chroma under FAINT of the photo's median), and now and
 # then anywhere (OUTLIER: a glint, a face cut short).
 HUE_SPREAD = 8.0
