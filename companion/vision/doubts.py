@@ -45,11 +45,11 @@ TURNS_SURE = 0.99
 # second box on a cube), flag every box the reader's face head rates below this.
 DOUBTFUL_FACE_SURE = 0.985
 # How much softer the reader's colour probabilities are taken when the photo's inks are weighed
-# against them under the usual light (ink_doubts). Chosen on the Blender-rendered calibration set
-# (data/calib_blender) and the generator's five: each red/orange swap of the Blender set, had the
-# reader been 0.99 or 0.999 sure of it, is flagged from 4 (3 misses one at 0.999); 4 flags as
-# many right dice as 3 on every set (0.1-0.3 points more of each set's dice flagged), 5 more on data/calib.
-INK_DOUBT_TEMPERATURE = 4.0
+# against them under the usual light (ink_doubts): so much that the inks nearly decide alone.
+# Chosen on the Blender-rendered calibration set (data/calib_blender) and the generator's five:
+# each red/orange swap of the Blender set, had the reader been 0.99 or 0.999 sure of it, is
+# flagged from 24 (16 misses one at 0.999, 8 two), for 0.1-0.4 points more of each set's dice flagged.
+INK_DOUBT_TEMPERATURE = 24.0
 
 
 def turn_doubts(agree: np.ndarray | None, confidence: np.ndarray) -> np.ndarray:
