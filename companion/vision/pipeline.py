@@ -188,8 +188,8 @@ def analyse(
     if settings.joint_colour:
         decoded, unsure = _joint_decode(work, detections, faces[keep], value_probs, color_probs, decoded, unsure,
                                         cast, dice_set, settings)
-    if settings.flag_ink_doubts and not (settings.joint_colour and (cast is None or cast > UNUSUAL_CAST)):
-        # where the reader's colour alone decides, the photo's inks may still doubt it (doubts.py)
+    if settings.flag_ink_doubts and cast is not None and cast <= UNUSUAL_CAST:
+        # under the usual light the reader's colour alone decides; the photo's inks may still doubt it (doubts.py)
         unsure |= ink_doubts(color_logits, measure_inks(work.rgb, [d.box for d in detections]), cal.color_temperature)
     unsure |= second[keep] & settings.flag_second_boxes
     unsure |= _doubts(detections, faces[keep], decoded, None if read.agree is None else read.agree[keep], second[keep],

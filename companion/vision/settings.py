@@ -76,7 +76,7 @@ class ReadSettings:
     flag_unusual_light: bool = True  # under a light more coloured than the training look's, ask for more
     flag_turn_disagreement: bool = True  # flag a die whose reader turns disagree, unless it is sure (doubts.py)
     flag_doubtful_photos: bool = True  # in a photo with a doubtful box, flag the boxes not quite a face (doubts.py)
-    # where the reader's colour alone decides (the usual light), flag a die whose colour the photo's
+    # under the usual light, where the reader's colour alone decides, flag a die whose colour the photo's
     # inks, weighed together, would move or dispute (doubts.ink_doubts; never moves a colour)
     flag_ink_doubts: bool = True
     decoding: DecodeSettings = field(default_factory=DecodeSettings)
