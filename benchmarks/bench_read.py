@@ -269,7 +269,7 @@ def compare_settings(paths: list[Path], repeat: int, variables: str) -> tuple[di
 
     env = dict(item.split("=", 1) for item in variables.split())
     other = ReadSettings.from_env(env)
-    models, other_models = load_models(), load_models(other.models_dir, other.providers, other.quantised)
+    models, other_models = load_models(), load_models(other.models_dir, other.providers)
     read = {"shipped": lambda p: read_image(p, models), variables: lambda p: read_image(p, other_models, other)}
     return _interleaved(paths, repeat, read)
 

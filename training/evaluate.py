@@ -375,8 +375,7 @@ def main(argv=None) -> int:
     if args.no_scene_flags:
         settings = replace(settings, flag_set_changes=False, flag_second_boxes=False, flag_unusual_light=False,
                            flag_turn_disagreement=False, flag_doubtful_photos=False)
-    models = load_models(Path(args.models) if args.models else settings.models_dir, settings.providers,
-                         settings.quantised)
+    models = load_models(Path(args.models) if args.models else settings.models_dir, settings.providers)
     figures, everything = {}, []
     for data in args.data:
         images = read_dataset(data, args.limit)

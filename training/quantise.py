@@ -103,20 +103,11 @@ def quantise(source: Path, out: Path, kind: str, batches: list[np.ndarray], redu
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
     class Inputs(CalibrationDataReader):
-        """The batches, in the ranges the calibrator asks for (CalibStridedMinMax: one batch at a
-        time, its extremes merged into the ranges so far, so that memory stays that of a batch)."""
-
         def __init__(self) -> None:
-            self._todo = iter(batches)
-
-        def __len__(self) -> int:
-            return len(batches)
-
-        def set_range(self, start_index: int, end_index: int) -> None:
-            self._todo = iter(batches[start_index:end_index])
+            self._batches = iter(batches)
 
         def get_next(self):
-            batch = next(self._todo, None)
+            batch = next(self._batches, None)
             return None if batch is None else {INPUTS[kind]: batch}
 
     meta = {p.key: p.value for p in onnx.load(str(source)).metadata_props}
@@ -130,7 +121,7 @@ def quantise(source: Path, out: Path, kind: str, batches: list[np.ndarray], redu
         quantize_static(str(pre), str(quantised), Inputs(), quant_format=QuantFormat.QDQ,
                         activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, per_channel=True,
                         nodes_to_exclude=kept_float(model), reduce_range=reduce_range,
-                        extra_options={"CalibStridedMinMax": 1})
+                        extra_options={"CalibMaxIntermediateOutputs": 8})  # ranges merged every 8 batches: bounded memory
         proto = onnx.load(str(quantised))
     del proto.metadata_props[:]
     save_onnx(proto, out, meta | {"quantised": f"QDQ: uint8 activations (min-max ranges), {7 if reduce_range else 8}-bit "
@@ -148,7 +139,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", required=True, help="the quantised model's ONNX file")
     args = ap.parse_args(argv)
     folder = Path(args.models) if args.models else default_models_dir()
-    models = load_models(folder, quantised=False)  # fed as the 32-bit pipeline feeds it
+    models = load_models(folder)
     folders = [Path(d) for d in args.data]
     if args.model == "reader":
         crops = pipeline_crops(folders, args.limit, models)

@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
         settings = ReadSettings.from_env()
         photos = parse_labels(Path(args.labels))
         profile = load_profile(target)
-        models = load_models(settings.models_dir, settings.providers, settings.quantised)
+        models = load_models(settings.models_dir, settings.providers)
     except (LabelsError, ProfileError, ValueError) as exc:
         return _fail(str(exc))
     except ModelsMissing as exc:

@@ -20,16 +20,13 @@ from companion.vision.reader import ReaderModel
 from companion.vision.session import ModelsMissing
 from companion.vision.settings import CPU_PROVIDERS
 
-__all__ = ["CALIBRATION_FILE", "CUBES_FILE", "DETECTOR_FILE", "QUANTISED_FILES", "READER_FILE", "Models", "ModelsMissing",
-           "default_models_dir", "load_models", "model_file", "models_present"]
+__all__ = ["CALIBRATION_FILE", "CUBES_FILE", "DETECTOR_FILE", "READER_FILE", "Models", "ModelsMissing", "default_models_dir",
+           "load_models", "models_present"]
 
 DETECTOR_FILE = "detector.onnx"
 READER_FILE = "reader.onnx"
 CALIBRATION_FILE = "calibration.json"
 CUBES_FILE = "cubes.json"  # optional: which boxes are side faces (cubes.py)
-# optional: a model's 8-bit version (training/quantise.py), read in its place unless the
-# settings ask for the 32-bit one; the 32-bit file stays the one training starts from
-QUANTISED_FILES = {DETECTOR_FILE: "detector_int8.onnx", READER_FILE: "reader_int8.onnx"}
 
 
 def default_models_dir() -> Path:
@@ -45,29 +42,22 @@ class Models:
     cubes: CubeModel | None = None  # None: the folder has no cube model
 
 
-_cache: dict[tuple[Path, tuple[str, ...], bool], Models] = {}
+_cache: dict[tuple[Path, tuple[str, ...]], Models] = {}
 _lock = threading.Lock()
 
 
-def load_models(folder: Path | None = None, providers: Sequence[str] = CPU_PROVIDERS, quantised: bool = True) -> Models:
-    """Both models and the calibration, loaded once per folder (providers, quantised) and kept for
-    the process; `quantised`: each model's 8-bit version where the folder has one."""
+def load_models(folder: Path | None = None, providers: Sequence[str] = CPU_PROVIDERS) -> Models:
+    """Both models and the calibration, loaded once per folder (and providers) and kept for the process."""
     folder = (folder or default_models_dir()).resolve()
-    key = (folder, tuple(providers), quantised)
+    key = (folder, tuple(providers))
     with _lock:
         if key not in _cache:
             calibration = Calibration.load(folder / CALIBRATION_FILE)
-            detector = DetectorModel.load(model_file(folder, DETECTOR_FILE, quantised), providers,
-                                          calibration.detector_threshold, calibration.detector_views)
-            reader = ReaderModel.load(model_file(folder, READER_FILE, quantised), providers)
-            _cache[key] = Models(detector, reader, calibration, CubeModel.load(folder / CUBES_FILE))
+            detector = DetectorModel.load(folder / DETECTOR_FILE, providers, calibration.detector_threshold,
+                                          calibration.detector_views)
+            _cache[key] = Models(detector, ReaderModel.load(folder / READER_FILE, providers), calibration,
+                                 CubeModel.load(folder / CUBES_FILE))
         return _cache[key]
-
-
-def model_file(folder: Path, name: str, quantised: bool = True) -> Path:
-    """The file read for the model `name`: its 8-bit version where asked for and there, else itself."""
-    eight_bit = folder / QUANTISED_FILES[name]
-    return eight_bit if quantised and eight_bit.is_file() else folder / name
 
 
 def models_present(folder: Path | None = None) -> bool:

@@ -317,7 +317,7 @@ def read_image(
     """
     start = time.perf_counter()
     work = load_work_image(source)  # bad input fails before the models are even loaded
-    models = models or load_models(settings.models_dir, settings.providers, settings.quantised)
+    models = models or load_models(settings.models_dir, settings.providers)
     dice = read_work_image(work, models, settings, profile=profile)
     ms = (time.perf_counter() - start) * 1000
     return Reading(work.full_width, work.full_height, dice, ms)

@@ -19,7 +19,6 @@ The defaults are the shipped pipeline. The CLI and the server make theirs once w
     COMPANION_BALANCE_LIGHT   0 reads the crops as they are under a light beyond the training's (on by default)
     COMPANION_JOINT_COLOUR    0 judges each die's ink colour alone (on by default: a photo's dice together)
     COMPANION_ONE_PER_CUBE    0 flags, instead of dropping, a box the cube model calls a second one on a cube
-    COMPANION_QUANTISED       0 reads with the 32-bit models even where the folder has 8-bit ones
 
 Nothing reads the environment at import.
 """
@@ -44,8 +43,6 @@ class ReadSettings:
 
     models_dir: Path | None = None  # None: the package's own models
     providers: tuple[str, ...] = CPU_PROVIDERS  # onnxruntime execution providers, in order
-    # each model's 8-bit version where the folder has one (models.QUANTISED_FILES): read faster
-    quantised: bool = True
     reader_turns: int = 4
     # the vote starts with two turns of every crop; only a crop they leave unsure (its most
     # likely value, colour or face/not-face not above this) is read at the other turns too
@@ -128,8 +125,6 @@ class ReadSettings:
             kw["joint_colour"] = env["COMPANION_JOINT_COLOUR"].strip() != "0"
         if env.get("COMPANION_ONE_PER_CUBE"):
             kw["one_per_cube"] = env["COMPANION_ONE_PER_CUBE"].strip() != "0"
-        if env.get("COMPANION_QUANTISED"):
-            kw["quantised"] = env["COMPANION_QUANTISED"].strip() != "0"
         if env.get("COMPANION_FAINT_HEAT"):
             kw["faint_heat"] = _number(env, "COMPANION_FAINT_HEAT", float)
         try:
