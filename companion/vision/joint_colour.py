@@ -24,14 +24,15 @@ from companion.vision.inks import Ink
 
 # Each pair, the ink of lower hue first; the hues (unwrapped, degrees) its two inks may take;
 # and the least gap between them: two inks of one photo as alike as this are one ink.
-PAIRS = ((Color.RED, Color.ORANGE, (-40.0, 130.0), 10), (Color.GREEN, Color.BLUE, (100.0, 340.0), 30))
+PAIRS = ((Color.RED, Color.ORANGE, (-40.0, 130.0), 25), (Color.GREEN, Color.BLUE, (100.0, 340.0), 30))
 # Where an ink's hue (inks.measure_inks, degrees) usually lies, and how far one photo's ink may
-# be from it: the medians and spread of the dice of data/calib and its stress sets.
-USUAL_HUE = {Color.RED: (30.0, 12.0), Color.ORANGE: (52.0, 12.0), Color.GREEN: (160.0, 20.0), Color.BLUE: (260.0, 15.0)}
+# be from it: the medians of the dice on light bodies of data/calib and its stress sets.
+USUAL_HUE = {Color.RED: (25.0, 12.0), Color.ORANGE: (60.0, 12.0), Color.GREEN: (170.0, 20.0), Color.BLUE: (257.0, 15.0)}
 # How far a die's hue lies from its photo's ink: within one photo the same ink is measured
-# HUE_SPREAD degrees apart (median about 1.5), more on a less colourful face (its chroma under
-# FAINT of the photo's median), and now and then anywhere (OUTLIER: a glint, a face cut short).
-HUE_SPREAD = 3.0
+# HUE_SPREAD degrees apart (median 1.3, a tenth beyond 8.3; chosen on the calibration sets),
+# more on a less colourful face (its chroma under FAINT of the photo's median), and now and
+# then anywhere (OUTLIER: a glint, a face cut short).
+HUE_SPREAD = 8.0
 FAINT = 0.5
 OUTLIER = 0.03
 MIN_CHROMA = 0.15  # of the photo's median: an ink this faint is not measured at all
