@@ -20,7 +20,9 @@ With --compare-spinning it then reads the photos again with sessions whose idle 
 order shuffled per photo, and checks that both read every photo the same. With --compare-settings
 (COMPANION_* variables, as the CLI reads them: "COMPANION_READER_SURE_ONE=1 COMPANION_MIRROR_BAND=all")
 it reads them interleaved in the same way with the shipped settings and with those, and counts the
-photos the two read differently: on a busy machine, a fairer comparison than two runs.
+photos the two read differently: on a busy machine, a fairer comparison than two runs. With
+--stages-only it prints the time per stage alone (decode, shrink, detector views, crops, reader,
+cubes, inks, decoder): where a faster read must come from.
 
 Targets: median <= 150 ms per 12 MP photo and at most 2.5 times the bare decode; cold start <= 2 s.
 """
@@ -107,21 +109,46 @@ def warm_times(paths: list[Path], repeat: int) -> dict:
     }
 
 
-# The stages of a read, as (module, function) pairs timed where the pipeline calls them.
+# The stages of a read: each names the functions ("module:attribute.path") timed where the
+# pipeline calls them. "of which" stages lie inside the top-level stage above them; "load +
+# decode" and "rest" (scene checks, flags, Python) are measured around them.
 STAGES = {
-    "find faces (detector, mirror views)": ("companion.vision.pipeline", "find_faces"),
-    "of which the second search (sharper copy, its windows)": ("companion.vision.pipeline", "_search_regions"),
-    "of which the sharper copy": ("companion.vision.pipeline", "load_detail"),
-    "crops + reader (turns)": ("companion.vision.pipeline", "read_boxes"),
-    "set decoder": ("companion.vision.pipeline", "decode"),
+    "of which the JPEG decode (and upright turn)": ("companion.vision.image_io:_decode",),
+    "of which the shrinks (to working size; a sharper copy)": ("companion.vision.image_io:_halved",
+                                                                "companion.vision.image_io:_shrink"),
+    "find faces (detector, mirror views)": ("companion.vision.pipeline:find_faces",),
+    "of which the upright view": ("companion.vision.detector:DetectorModel.heatmap",),
+    "of which the mirror views near peaks": ("companion.vision.detector:DetectorModel.views_near_peaks",),
+    "of which the second search (sharper copy, its windows)": ("companion.vision.pipeline:_search_regions",),
+    "of which the sharper copy": ("companion.vision.pipeline:load_detail",),
+    "crops + reader (turns)": ("companion.vision.pipeline:read_boxes",),
+    "of which the crops": ("companion.vision.pipeline:box_crop",),
+    "of which the photo's light": ("companion.vision.pipeline:photo_light",),
+    "of which the reader": ("companion.vision.reader:ReaderModel.logits",),
+    "cubes (one top face per cube)": ("companion.vision.pipeline:_cubes",),
+    "inks (light cast, joint colours)": ("companion.vision.pipeline:light_cast", "companion.vision.pipeline:measure_inks",
+                                         "companion.vision.pipeline:joint_colours"),
+    "set decoder": ("companion.vision.pipeline:decode",),
 }
+# stages before the read proper: inside load_work_image
+LOADING = ("of which the JPEG decode (and upright turn)", "of which the shrinks (to working size; a sharper copy)")
+
+
+def _owner(target: str) -> tuple[object, str]:
+    """The object holding a "module:attribute.path" target's function, and the function's name."""
+    import importlib
+
+    module, path = target.split(":")
+    owner: object = importlib.import_module(module)
+    *parents, name = path.split(".")
+    for parent in parents:
+        owner = getattr(owner, parent)
+    return owner, name
 
 
 def stage_times(paths: list[Path], repeat: int, models) -> dict[str, tuple[float, float]]:
     """Median wall and CPU time per stage of a read, ms: loading (file read, decode, upright,
     working size), the stages above, and the rest (scene checks, flags, Python)."""
-    import importlib
-
     from companion.vision.image_io import load_work_image
     from companion.vision.pipeline import read_work_image
 
@@ -140,13 +167,14 @@ def stage_times(paths: list[Path], repeat: int, models) -> dict[str, tuple[float
                 spent[name] = spent.get(name, 0.0) + clocks() - t0
         return wrapper
 
-    originals = [(importlib.import_module(m), f) for m, f in STAGES.values()]
-    saved = [getattr(mod, f) for mod, f in originals]
-    rows: dict[str, list[np.ndarray]] = {name: [] for name in ["load + decode", *STAGES, "rest"]}
+    patched = [(name, *_owner(target)) for name, targets in STAGES.items() for target in targets]
+    saved = [owner.__dict__[attr] if isinstance(owner, type) else getattr(owner, attr) for _, owner, attr in patched]
+    names = ["load + decode", *LOADING, *(n for n in STAGES if n not in LOADING), "rest"]
+    rows: dict[str, list[np.ndarray]] = {name: [] for name in names}
     none = np.zeros(2)
     try:
-        for (mod, f), name, fn in zip(originals, STAGES, saved):
-            setattr(mod, f, timed(name, fn))
+        for (name, owner, attr), fn in zip(patched, saved):
+            setattr(owner, attr, timed(name, fn))
         for _ in range(repeat):
             for p in paths:
                 spent.clear()
@@ -161,8 +189,8 @@ def stage_times(paths: list[Path], repeat: int, models) -> dict[str, tuple[float
                 top = sum((spent.get(n, none) for n in STAGES if not n.startswith("of which")), none)
                 rows["rest"].append(t2 - t1 - top)
     finally:
-        for (mod, f), fn in zip(originals, saved):
-            setattr(mod, f, fn)
+        for (_, owner, attr), fn in zip(patched, saved):
+            setattr(owner, attr, fn)
     return {name: tuple(float(x) for x in np.median(np.array(v), axis=0)) for name, v in rows.items()}
 
 
@@ -260,6 +288,12 @@ def cold_start(path: Path, runs: int) -> dict:
             "median_import_to_result_ms": statistics.median(inner), "peak_rss_mb": max(rss)}
 
 
+def print_stages(stages: dict[str, tuple[float, float]]) -> None:
+    print(f"per stage, median ms {'wall':>46s} {'CPU':>7s}")
+    for name, (wall, cpu) in stages.items():
+        print(f"  {name:60s} {wall:7.1f} {cpu:7.1f}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--source", default=str(ROOT / "sample_images"), help="labelled folder to enlarge photos from")
@@ -270,6 +304,8 @@ def main(argv=None) -> int:
                     help="also read interleaved with sessions whose idle threads spin")
     ap.add_argument("--compare-settings", metavar="VARS",
                     help="also read interleaved with the settings these COMPANION_* variables ask for ('A=1 B=2')")
+    ap.add_argument("--stages-only", action="store_true",
+                    help="only the time per stage of a read (no cold start, no end-to-end timing)")
     ap.add_argument("--make-only", metavar="DIR", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.make_only:
@@ -282,6 +318,13 @@ def main(argv=None) -> int:
         paths = sorted(Path(tmp).glob("photo*.jpg"))
         size_mb = np.mean([p.stat().st_size for p in paths]) / 2**20
         print(f"{len(paths)} photos of 12 MP (4000x3000 JPEG, q92, {size_mb:.1f} MB each on average)")
+        if args.stages_only:
+            from companion.vision.models import load_models
+
+            models = load_models()
+            stage_times(paths[:1], 1, models)  # warm
+            print_stages(stage_times(paths, args.repeat, models))
+            return 0
         cold = cold_start(paths[0], args.cold_runs)
         print(f"cold start (process start -> first result): median {cold['median_wall_ms']:.0f} ms, "
               f"max {cold['max_wall_ms']:.0f} ms (imports -> result {cold['median_import_to_result_ms']:.0f} ms), "
@@ -293,9 +336,7 @@ def main(argv=None) -> int:
               f"(CPU {warm['bare_decode_cpu_median_ms']:.1f} ms); reading takes "
               f"{warm['median_ms'] / warm['bare_decode_median_ms']:.2f} times as long "
               f"({warm['cpu_median_ms'] / warm['bare_decode_cpu_median_ms']:.2f} times the CPU time)")
-        print(f"per stage, median ms {'wall':>12s} {'CPU':>7s}")
-        for name, (wall, cpu) in warm["stages"].items():
-            print(f"  {name:56s} {wall:7.1f} {cpu:7.1f}")
+        print_stages(warm["stages"])
         if args.compare_spinning:
             ab = {name: ms for name, ms in compare_spinning(paths, args.repeat).items() if not name.endswith(", CPU")}
             bare = ab.pop("bare decode")

@@ -12,6 +12,7 @@ from companion.vision.detector import DetectorModel, local_peaks
 from companion.vision.image_io import WORK_LONG_SIDE, load_work_image
 from companion.vision.models import CALIBRATION_FILE, DETECTOR_FILE, READER_FILE, load_models, models_present
 from companion.vision.pipeline import MAX_ZOOM, find_faces
+from companion.vision.regions import merge_touching
 from companion.vision.settings import ReadSettings
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
@@ -110,3 +111,64 @@ def test_the_mirror_views_are_taken_around_the_peaks_in_the_band_alone():
     assert detector.views_near_peaks(upright, None, quiet) is upright
     _, found = find_faces(work, models, ReadSettings(mirror_band=quiet))
     assert [d.score for d in found] == sorted((d.score for d in detector.detect(work.rgb, views=1)), reverse=True)
+
+
+def _area(boxes) -> int:
+    return sum((b[2] - b[0]) * (b[3] - b[1]) for b in boxes)
+
+
+def test_the_mirror_windows_are_merged_only_where_that_saves_work_and_read_as_the_whole_image():
+    detector = load_models().detector
+    band = ReadSettings().mirror_band
+    upright = detector.heatmap(load_work_image(SAMPLES / "s02_strong_tilt.jpg").rgb)
+    windows = detector.mirror_windows(upright, band)
+    image = upright.batch.shape[2] * upright.batch.shape[3]
+    # its peaks' windows touch, so merging all that touch would grow them into one box of
+    # most of the image (0.84); apart they cost two thirds of it
+    assert len(windows) >= 2 and merge_touching(windows) != windows
+    assert _area(windows) < 0.75 * image < _area(merge_touching(windows))
+    near, every = detector.views_near_peaks(upright, None, band), detector.all_views(upright)
+    core = near.views > 1
+    assert core.mean() > 0.2
+    # in the windows' cores the heat is the whole image's views', where they differ from the upright's
+    gap = np.abs(near.total[core] / near.views[core] - every.total[core] / every.views)
+    assert gap.max() < 0.005 and np.abs(every.total[core] / every.views - upright.total[core]).max() > 0.05
+    assert [(d.box, round(d.score, 2)) for d in detector.detections(near)] == \
+        [(d.box, round(d.score, 2)) for d in detector.detections(every)]
+
+
+def test_in_every_sample_the_mirror_windows_cores_hold_the_whole_images_views():
+    detector = load_models().detector
+    band = ReadSettings().mirror_band
+    checked = 0
+    for path in sorted(SAMPLES.glob("s*.*")):
+        upright = detector.heatmap(load_work_image(path).rgb)
+        near = detector.views_near_peaks(upright, None, band)
+        if near is upright:
+            continue
+        every, core = detector.all_views(upright), near.views > 1
+        gap = np.abs(near.total[core] / near.views[core] - every.total[core] / every.views)
+        assert gap.max() < 0.02 and np.median(gap) < 0.001, path.name
+        checked += 1
+    assert checked >= 8
+
+
+def test_where_two_windows_cores_overlap_the_heat_there_is_still_the_whole_images_views():
+    detector = load_models().detector
+    upright = detector.heatmap(load_work_image(SAMPLES / "s00_white_10.jpg").rgb, long_side=640)
+    # peaks in a row and in a column across it: a wide window and a tall one whose bounding
+    # box would be the whole image, so they stay apart and their cores cross
+    heat = np.zeros_like(upright.total)
+    rows, cols = heat.shape
+    heat[rows // 2, 20:cols - 20:12] = 0.5
+    heat[20:rows - 20:12, cols // 2] = 0.5
+    crossed = replace(upright, total=heat)
+    windows = detector.mirror_windows(crossed, (0.4, 0.6))
+    assert len(windows) >= 2 and any(a[0] + 128 < b[2] and b[0] + 128 < a[2] and a[1] + 128 < b[3] and b[1] + 128 < a[3]
+                                     for i, a in enumerate(windows) for b in windows[i + 1:])
+    near, every = detector.views_near_peaks(crossed, None, (0.4, 0.6)), detector.all_views(crossed)
+    core = near.views > 1
+    # the mirror views' sum: what each gives, the upright heat (here made up) set aside
+    views_sum = every.total - heat
+    gap = np.abs((near.total[core] - heat[core]) - views_sum[core]) / (every.views - 1)
+    assert gap.max() < 0.02 and np.median(gap) < 0.001

@@ -9,7 +9,7 @@ from companion.vision.detector import Heatmap, box_ious
 from companion.vision.image_io import load_work_image
 from companion.vision.models import load_models, models_present
 from companion.vision.pipeline import MAX_ZOOM, _typical_face, analyse, find_faces
-from companion.vision.regions import faint_regions, input_windows
+from companion.vision.regions import faint_regions, input_windows, merge_if_cheaper, merge_touching
 from companion.vision.settings import ReadSettings
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
@@ -92,3 +92,26 @@ def test_searching_the_regions_finds_what_searching_the_whole_sharper_copy_finds
 
 def _readings(work, models, settings: ReadSettings) -> list:
     return sorted((str(d.face), d.die, d.confidence) for d in analyse(work, models, settings).dice)
+
+
+def test_boxes_are_merged_only_where_one_run_over_their_bounding_box_costs_less():
+    # two boxes that overlap much: one run over both
+    assert merge_if_cheaper([(0, 0, 192, 192), (32, 32, 224, 224)], 0) == [(0, 0, 224, 224)]
+    # diagonal neighbours that touch: their bounding box is twice their area, so apart
+    diagonal = [(0, 0, 192, 192), (160, 160, 352, 352)]
+    assert merge_touching(diagonal) == [(0, 0, 352, 352)]
+    assert merge_if_cheaper(diagonal, 0) == diagonal
+    # ... unless a run costs more than the pixels they would save
+    assert merge_if_cheaper(diagonal, 352 * 352) == [(0, 0, 352, 352)]
+    # far apart boxes stay apart, and one box is left as it is
+    assert merge_if_cheaper([(0, 0, 64, 64), (320, 320, 384, 384)], 4096) == [(0, 0, 64, 64), (320, 320, 384, 384)]
+    assert merge_if_cheaper([(0, 0, 64, 64)], 4096) == [(0, 0, 64, 64)]
+
+
+def test_boxes_that_together_cost_more_than_their_bounding_box_become_it():
+    # a cross and the four corners it leaves: no two boxes' bounding box saves, all six
+    # together cost more than the square's one run
+    cross = [(0, 128, 448, 320), (128, 0, 320, 448)]
+    corners = [(0, 0, 128, 128), (320, 0, 448, 128), (0, 320, 128, 448), (320, 320, 448, 448)]
+    assert merge_if_cheaper(cross + corners, 0) == [(0, 0, 448, 448)]
+    assert merge_if_cheaper(cross + corners[:1], 0) == cross + corners[:1]  # these cost less than it

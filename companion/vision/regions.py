@@ -10,6 +10,7 @@ on those photos it reads every die as the whole search does.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 import cv2
@@ -79,6 +80,34 @@ def merge_touching(boxes: list[Box]) -> list[Box]:
         boxes[i] = (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
         i = 0  # the grown box may now touch one already passed
     return boxes
+
+
+def merge_if_cheaper(boxes: list[Box], run_px: int) -> list[Box]:
+    """Boxes merged into their bounding box where one run over it costs less than runs over
+    each: a run costs its area plus `run_px`, the fixed cost of a run in pixels. The pair that
+    saves the most goes first, until no merge saves; the boxes left may overlap. Where they
+    still cost more than one run over the bounding box of all (pairs can each fail to save
+    where all together would), that one run."""
+    boxes = list(boxes)
+    while len(boxes) > 1:
+        saving, i, j = max((_area(a) + _area(b) + run_px - _area(_union(a, b)), i, j)
+                           for i, a in enumerate(boxes) for j, b in enumerate(boxes[i + 1:], i + 1))
+        if saving < 0:
+            break
+        boxes[i] = _union(boxes[i], boxes.pop(j))
+    if len(boxes) > 1:
+        everything = functools.reduce(_union, boxes)
+        if _area(everything) <= sum(map(_area, boxes)) + (len(boxes) - 1) * run_px:
+            return [everything]
+    return boxes
+
+
+def _area(a: Box) -> int:
+    return (a[2] - a[0]) * (a[3] - a[1])
+
+
+def _union(a: Box, b: Box) -> Box:
+    return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
 
 
 def _touch(a: Box, b: Box) -> bool:
