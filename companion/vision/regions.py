@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import cv2
 import numpy as np
 
-if TYPE_CHECKING:  # the detector uses merge_touching too
+if TYPE_CHECKING:  # the detector imports this module (merge_if_cheaper)
     from companion.vision.detector import Heatmap
 
 # The ground searched reaches this many faces beyond each faint cell.
