@@ -47,8 +47,10 @@ def _opponent(log_rgb: np.ndarray) -> np.ndarray:
     return np.stack([r - g, (r + g) / 2 - b], axis=-1)
 
 
-def measure_inks(rgb: np.ndarray, boxes: list[tuple[float, float, float, float]]) -> list[Ink]:
+def measure_inks(rgb: np.ndarray, boxes: list[tuple[float, float, float, float]], light: bool | None = None) -> list[Ink]:
     """The ink of each face in `boxes` (pixels of `rgb`, an sRGB uint8 image), all measured alike.
+    `light`: whether the bodies are a white reference (light_reference of these boxes is not
+    None), when the caller has measured it already; None: measured here.
 
     A light body is told from its ink by colour, not brightness (a grey body sits between dark
     and bright inks, and a bold numeral can fill most of the face's centre): every die of a set
@@ -60,7 +62,9 @@ def measure_inks(rgb: np.ndarray, boxes: list[tuple[float, float, float, float]]
     pixels farthest from its body; the light's colour stays, and the same ink still looks
     alike on every die of the photo.
     """
-    return patch_inks([_patch(rgb, box, PATCH) for box in boxes], light_reference(rgb, boxes) is not None)
+    if light is None:
+        light = light_reference(rgb, boxes) is not None
+    return patch_inks([_patch(rgb, box, PATCH) for box in boxes], light)
 
 
 def patch_inks(patches: list[np.ndarray | None], light: bool) -> list[Ink]:

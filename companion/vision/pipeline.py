@@ -188,9 +188,10 @@ def analyse(
     if settings.joint_colour:
         decoded, unsure = _joint_decode(work, detections, faces[keep], value_probs, color_probs, decoded, unsure,
                                         cast, dice_set, settings)
-    if settings.flag_ink_doubts and cast is not None and cast <= UNUSUAL_CAST:
+    if settings.flag_ink_doubts and _usual_light(cast):
         # under the usual light the reader's colour alone decides; the photo's inks may still doubt it (doubts.py)
-        unsure |= ink_doubts(color_logits, measure_inks(work.rgb, [d.box for d in detections]), cal.color_temperature)
+        inks = measure_inks(work.rgb, [d.box for d in detections], light=True)
+        unsure |= ink_doubts(color_logits, inks, cal.color_temperature)
     unsure |= second[keep] & settings.flag_second_boxes
     unsure |= _doubts(detections, faces[keep], decoded, None if read.agree is None else read.agree[keep], second[keep],
                       settings)
@@ -209,10 +210,9 @@ def _joint_decode(
     look's, or without a white reference (dark bodies): under the usual light the inks, measured
     on small faces, are less sure than the reader (on the tilted calibration set they moved
     more right colours than wrong)."""
-    boxes = [d.box for d in detections]
-    if cast is not None and cast <= UNUSUAL_CAST:
+    if _usual_light(cast):
         return alone, alone_unsure  # under the training look's light the reader alone is right nearly always
-    joint = joint_colours(color_probs, measure_inks(work.rgb, boxes))
+    joint = joint_colours(color_probs, measure_inks(work.rgb, [d.box for d in detections], light=cast is not None))
     decoded = decode(value_probs, joint.probs, dice_set, settings.decoding)
     # the set's constraint is still judged against what the reader itself saw
     unsure = _scene_flags(detections, faces, value_probs, color_probs, decoded, cast, settings) | alone_unsure
@@ -220,6 +220,11 @@ def _joint_decode(
     changed = np.array([d.face != a.face for d, a in zip(decoded, alone)])
     disputed = joint.disputed if settings.flag_colour_disputes else np.zeros(len(decoded), dtype=bool)
     return decoded, unsure | joint.moved | changed | disputed
+
+
+def _usual_light(cast: float | None) -> bool:
+    """The photo has a white reference and its light is within the training look's (UNUSUAL_CAST)."""
+    return cast is not None and cast <= UNUSUAL_CAST
 
 
 def _kept_boxes(
