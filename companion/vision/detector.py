@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 # (flip up-down, flip left-right) for each mirror view, in the order they are added
 _MIRRORS = ((False, False), (False, True), (True, False), (True, True))
+# The network's largest stride: its input is padded to a multiple of this, and a window of the
+# input is cut in whole blocks of it, so that it lines up with the strides as the whole image does
+BLOCK = 32
 # views_near_peaks: a window's mirror views match the whole image's (to 0.001 in heat on the
 # median, 0.02 at most, on data/calib) at cells this many input pixels inside it, and the core
 # so matched reaches this far around a peak: its face and the cells next to it
@@ -80,7 +83,7 @@ class DetectorModel:
         k = (long_side or self.input_long_side) / max(h, w)
         nw, nh = max(1, round(w * k)), max(1, round(h * k))
         small = cv2.resize(rgb, (nw, nh), interpolation=cv2.INTER_AREA) if k != 1 else rgb
-        ph, pw = -(-nh // 32) * 32, -(-nw // 32) * 32
+        ph, pw = -(-nh // BLOCK) * BLOCK, -(-nw // BLOCK) * BLOCK
         batch = np.zeros((1, 3, ph, pw), dtype=np.float32)
         batch[0, :, :nh, :nw] = small.transpose(2, 0, 1)
         return batch, k
@@ -187,7 +190,7 @@ class DetectorModel:
         box costs less than a run over each (regions.merge_if_cheaper); they may overlap."""
         heat, (height, width) = heatmap.total, heatmap.batch.shape[2:]
         peaks = local_peaks(heat) & (heat >= band[0]) & (heat <= band[1])
-        s, block, margin = self.stride, 32, MIRROR_REACH + MIRROR_CORE
+        s, block, margin = self.stride, BLOCK, MIRROR_REACH + MIRROR_CORE
         centres = [(int(x) * s + s // 2, int(y) * s + s // 2) for y, x in zip(*np.nonzero(peaks))]
         return merge_if_cheaper([(max(0, x - margin) // block * block, max(0, y - margin) // block * block,
                                   min(width, -(-(x + margin) // block) * block),
