@@ -224,8 +224,7 @@ def _warm_photo(index: int):
 def test_under_a_warm_lamp_the_photos_own_inks_tell_its_reds_from_its_oranges():
     # yellow dice under a 2210 K lamp: judged alone, the orange 5 is read red. Measured as the
     # mean of each face's centre against its body, its ink (36 degrees) is one with the photo's
-    # orange 4 and 6 (39) and far from its reds (310-327); measured by the centre's farthest
-    # pixels, the orange inks lay 24-350 degrees apart and the 5 stayed red
+    # orange 4 and 6 (39) and far from its reds (310-327)
     data, truth = _warm_photo(47)
     models = load_models()
     alone = read_image(data, models, ReadSettings(joint_colour=False))

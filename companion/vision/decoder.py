@@ -40,9 +40,9 @@ def color_index(color) -> int:
 @dataclass(frozen=True, slots=True)
 class DecodeSettings:
     die_min_posterior: float = 0.6  # name the die only when it is this sure (else null)
-    # flag a die whose face confidence is lower: at 0.9 the misreads at 0.90-0.95 of data/calib
-    # and its stress sets went unflagged (0.93 still leaves one on data/calib); 0.95 flags them
-    # for 0.3-1.5 points more of the right dice (doubts.py flags what the confidence does not carry)
+    # flag a die whose face confidence is lower: 0.95 flags the misreads at 0.90-0.95 of data/calib
+    # and its stress sets (0.93 leaves one on data/calib), for 0.3-1.5 points more of the right
+    # dice flagged than 0.9 (doubts.py flags what the confidence does not carry)
     uncertain_below: float = 0.95
 
 

@@ -18,7 +18,7 @@ of the warm set's photos so; 0.99 flags more dice and catches no more; the same 
 photo, not only the doubtful ones, flags 5 points more of the right dark-bodied dice and
 catches no more either. The turns' 0.99 is the decoder's level under an unusual light
 (pipeline.UNUSUAL_LIGHT_SURE): it catches the same misreads as any level up to 0.999, at the
-fewest flags. With both, the right dice flagged rose by 1.6 to 5.2 points.
+fewest flags. Both together flag 1.6 to 5.2 points more of the right dice.
 
 Under the usual light the reader's colour alone decides (the photo's inks, measured on small
 faces, are less sure than the reader there: pipeline._joint_decode), but on photos of a look

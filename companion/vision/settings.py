@@ -49,7 +49,7 @@ class ReadSettings:
     reader_sure: float = 0.99
     # ... and before that, every crop is read upright alone: only one it leaves at or under this
     # is read at the second turn (1.0: every crop gets two turns). Chosen on data/calib and its
-    # stress sets, where it reads as two turns for all do; 0.99 let one more silent error through
+    # stress sets, where it reads as two turns for all do; 0.99 lets one more silent error through
     # under a warm lamp, where the reader is trusted only from 0.99 (pipeline.UNUSUAL_LIGHT_SURE)
     reader_sure_one: float = 0.999
     detector_views: int | None = None  # None: the views the calibration's thresholds were chosen with
