@@ -18,8 +18,8 @@ from companion.vision.inks import light_cast, light_reference, measure_inks
 from companion.vision.joint_colour import joint_colours
 from companion.vision.models import load_models, models_present
 from companion.vision.pipeline import analyse
-from companion.vision.white_balance import BALANCE_SHARE, TRAINING_BODY, balance, light_correction
-from training.evaluate import _inside, box_iou
+from companion.vision.white_balance import BALANCE_CAST, BALANCE_SHARE, TRAINING_BODY, balance, light_correction
+from training.evaluate import IOU_MIN, _inside, box_iou
 from training.synth.dataset import encode_jpeg, render_indexed
 from training.synth.scene import SceneOptions
 
@@ -35,8 +35,8 @@ def _read_twice(reading, photo) -> int:
     """As training.evaluate counts it: readings on no top face whose centre lies in the
     outline of a cube whose top face is read."""
     tops = [d["box"] for d in photo.dice]
-    matched = {j for r in reading.dice for j, t in enumerate(tops) if box_iou(r.box, t) >= 0.5}
-    extras = [r for r in reading.dice if all(box_iou(r.box, t) < 0.5 for t in tops)]
+    matched = {j for r in reading.dice for j, t in enumerate(tops) if box_iou(r.box, t) >= IOU_MIN}
+    extras = [r for r in reading.dice if all(box_iou(r.box, t) < IOU_MIN for t in tops)]
     cubes = [np.asarray(photo.dice[j]["cube"]) for j in matched]
     centre = lambda b: ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)  # noqa: E731
     return sum(any(_inside(centre(r.box), c) for c in cubes) for r in extras)
@@ -158,7 +158,7 @@ def test_a_weak_box_half_a_face_from_a_sure_one_is_a_second_box_on_that_cube():
 
 
 RED_INK, ORANGE_INK = (0.58, 0.02, 0.03), (0.87, 0.20, 0.01)  # linear RGB
-IVORY = (0.85, 0.80, 0.66)
+IVORY, NAVY = (0.85, 0.80, 0.66), (0.05, 0.05, 0.06)  # a light body and a dark one
 LAMP = (1.0, 0.62, 0.32)  # about 2500 K, nothing corrected
 
 
@@ -273,25 +273,26 @@ def _face_image(body, ink, light=(1.0, 1.0, 1.0), shade: float = 1.0) -> np.ndar
     """A 60-px die face (a body with a bar of ink across its middle) under a light, sRGB uint8."""
     lin = np.ones((60, 60, 3)) * np.asarray(body)
     lin[26:34, 12:48] = ink
-    lin = np.clip(lin * np.asarray(light) * shade, 0, 1)
-    srgb = np.where(lin <= 0.0031308, lin * 12.92, 1.055 * lin ** (1 / 2.4) - 0.055)
-    return (srgb * 255 + 0.5).astype(np.uint8)
+    return _srgb(np.clip(lin * np.asarray(light) * shade, 0, 1))
+
+
+def _srgb(lin: np.ndarray) -> np.ndarray:
+    """Linear RGB in 0..1 coded as sRGB uint8."""
+    return (255 * np.where(lin <= 0.0031308, lin * 12.92, 1.055 * lin ** (1 / 2.4) - 0.055) + 0.5).astype(np.uint8)
 
 
 def test_an_ink_is_measured_against_its_body_and_the_light_against_the_bodies():
-    ivory, red, orange = (0.85, 0.80, 0.66), (0.58, 0.02, 0.03), (0.87, 0.20, 0.01)
-    lamp = (1.0, 0.62, 0.32)  # about 2500 K, nothing corrected
     box = (0.0, 0.0, 60.0, 60.0)
-    for light in ((1.0, 1.0, 1.0), lamp):
-        rgb, boxes = _faces([red, orange], light=light)
+    for light in ((1.0, 1.0, 1.0), LAMP):
+        rgb, boxes = _faces([RED_INK, ORANGE_INK], light=light)
         r, o = measure_inks(rgb, boxes)
         assert r.referenced and o.referenced and r.hue + 10 < o.hue  # red stays below orange
         # against its body the light divides out: the same ink measures alike under either light
-        assert abs(r.hue - measure_inks(*_faces([red, orange]))[0].hue) < 3
-    plain = light_cast(_face_image(ivory, red), [box])
-    warm = light_cast(_face_image(ivory, red, lamp), [box])
-    assert plain is not None and warm is not None and plain < 1.2 < warm
-    assert light_cast(_face_image((0.05, 0.05, 0.06), red, lamp), [box]) is None  # a dark body: no reference
+        assert abs(r.hue - measure_inks(*_faces([RED_INK, ORANGE_INK]))[0].hue) < 3
+    plain = light_cast(_face_image(IVORY, RED_INK), [box])
+    warm = light_cast(_face_image(IVORY, RED_INK, LAMP), [box])
+    assert plain is not None and warm is not None and plain < BALANCE_CAST < warm
+    assert light_cast(_face_image(NAVY, RED_INK, LAMP), [box]) is None  # a dark body: no reference
 
 
 def _jpeg_faces(inks, light, stroke: int) -> tuple[np.ndarray, list[tuple[float, float, float, float]]]:
@@ -303,8 +304,7 @@ def _jpeg_faces(inks, light, stroke: int) -> tuple[np.ndarray, list[tuple[float,
         lo = 18 - stroke // 2
         lin[lo:lo + stroke, 8:28] = ink
         lin[8:28, lo:lo + stroke] = ink
-        lin = np.clip(lin * np.asarray(light) * (1.0 - 0.04 * (k % 3)), 0, 1)
-        faces.append((255 * np.where(lin <= 0.0031308, lin * 12.92, 1.055 * lin ** (1 / 2.4) - 0.055) + 0.5).astype(np.uint8))
+        faces.append(_srgb(np.clip(lin * np.asarray(light) * (1.0 - 0.04 * (k % 3)), 0, 1)))
     decoded = Image.open(io.BytesIO(encode_jpeg(np.hstack(faces), 60)))
     return np.asarray(decoded.convert("RGB")), [(36.0 * k, 0.0, 36.0 * k + 36.0, 36.0) for k in range(len(inks))]
 
@@ -321,12 +321,10 @@ def test_a_thin_numeral_through_jpeg_keeps_its_red_apart_from_orange(light, stro
 
 
 def test_a_lamp_beyond_the_training_light_is_corrected_half_way_to_it():
-    ivory, red = (0.85, 0.80, 0.66), (0.58, 0.02, 0.03)
-    lamp = (1.0, 0.62, 0.32)  # about 2500 K, nothing corrected
     box = (0.0, 0.0, 60.0, 60.0)
-    assert not light_correction(_face_image(ivory, red), [box]).unusual  # the usual light: crops as they are
-    assert not light_correction(_face_image((0.05, 0.05, 0.06), red, lamp), [box]).unusual  # no white reference
-    warm = _face_image(ivory, red, lamp)
+    assert not light_correction(_face_image(IVORY, RED_INK), [box]).unusual  # the usual light: crops as they are
+    assert not light_correction(_face_image(NAVY, RED_INK, LAMP), [box]).unusual  # no white reference
+    warm = _face_image(IVORY, RED_INK, LAMP)
     correction = light_correction(warm, [box])
     assert correction.unusual
     before = light_reference(warm, [box])
