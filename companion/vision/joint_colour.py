@@ -69,8 +69,7 @@ def joint_colours(color_probs: np.ndarray, inks: list[Ink]) -> JointColours:
             continue
         fit = np.array([_hue_fit(inks[i].hue, faint[i], grid) for i in members])  # (m, grid)
         first_prob = probs[members, a] / mass[members]
-        share = _second_share(fit, first_prob, grid, (first, second, gap))
-        ink_share = _second_share(fit, first_prob, grid, (first, second, gap), reader_weight=0.0)
+        share, ink_share = _second_shares(fit, first_prob, grid, (first, second, gap))
         says_second = probs[members, b] > probs[members, a]
         # the inks tell which dice look alike, the reader which group is which colour: on a dark
         # body (no white reference) the inks' hues may lie anywhere, their order included
@@ -86,19 +85,23 @@ def joint_colours(color_probs: np.ndarray, inks: list[Ink]) -> JointColours:
     return JointColours(probs, moved, disputed)
 
 
-def _second_share(fit: np.ndarray, first_prob: np.ndarray, grid: np.ndarray, pair: tuple[Color, Color, int],
-                  reader_weight: float = 1.0) -> np.ndarray:
+def _second_shares(fit: np.ndarray, first_prob: np.ndarray, grid: np.ndarray,
+                   pair: tuple[Color, Color, int]) -> tuple[np.ndarray, np.ndarray]:
     """Per die, the probability of the pair's second colour over every split of the dice
-    between the two colours (2^m of them: at most 1,024 for the set's ten dice); with
-    reader_weight 0, what the inks alone say."""
+    between the two colours (2^m of them: at most 1,024 for the set's ten dice), weighed by
+    the inks and the reader; and what the inks alone say."""
     first, second, gap = pair
     m = len(first_prob)
     splits = ((np.arange(1 << m)[:, None] >> np.arange(m)) & 1).astype(np.float64)  # 1: second colour
-    inks = _split_fit(_group_fit(1.0 - splits, fit, grid, first), _group_fit(splits, fit, grid, second), gap)
+    inks = INK_WEIGHT * _split_fit(_group_fit(1.0 - splits, fit, grid, first), _group_fit(splits, fit, grid, second), gap)
     p = np.clip(first_prob, 1e-9, 1.0 - 1e-9)
     reader = splits @ np.log(1.0 - p) + (1.0 - splits) @ np.log(p)
-    total = INK_WEIGHT * inks + reader_weight * reader
-    weight = np.exp(total - total.max())
+    return _share(inks + reader, splits), _share(inks, splits)
+
+
+def _share(log_weight: np.ndarray, splits: np.ndarray) -> np.ndarray:
+    """Per die, its share of the second colour over the splits, each weighed by exp(log_weight)."""
+    weight = np.exp(log_weight - log_weight.max())
     return (weight @ splits) / weight.sum()
 
 
