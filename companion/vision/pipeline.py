@@ -155,6 +155,7 @@ def analyse(
     work: WorkImage, models: Models, settings: ReadSettings = DEFAULT_SETTINGS, dice_set: DiceSet | None = None,
     profile: Profile | None = None,
 ) -> Analysis:
+    dice_set = dice_set or standard_set()
     work, detections = find_faces(work, models, settings)
     detections = detections[:MAX_DICE + EXTRA_CANDIDATES]
     if not detections:
@@ -180,7 +181,6 @@ def analyse(
     if profile is not None:  # what this table's confirmed dice taught, before the set's constraint
         embedding = None if read.embedding is None else read.embedding[keep]
         value_probs, color_probs = profile.adjust(embedding, value_probs, color_probs)
-    dice_set = dice_set or standard_set()
     decoded = decode(value_probs, color_probs, dice_set, settings.decoding)
     # the photo's light, told by the bodies of the boxes read (None: no white reference)
     cast = light_cast(work.rgb, [d.box for d in detections])
@@ -247,7 +247,7 @@ def _kept_boxes(
 
 
 def _cubes(work: WorkImage, detections: list[Detection], faces: np.ndarray, read: ReaderLogits, models: Models,
-           kept: list[int], dice_set: DiceSet | None = None) -> CubeDecision:
+           kept: list[int], dice_set: DiceSet) -> CubeDecision:
     """The cube model's decision on the kept boxes (cubes.py)."""
     cal = models.calibration
     value = softmax(read.value[kept], cal.value_temperature)
