@@ -172,3 +172,14 @@ def test_where_two_windows_cores_overlap_the_heat_there_is_still_the_whole_image
     views_sum = every.total - heat
     gap = np.abs((near.total[core] - heat[core]) - views_sum[core]) / (every.views - 1)
     assert gap.max() < 0.02 and np.median(gap) < 0.001
+
+
+def test_mirror_views_are_not_taken_twice_of_one_heatmap():
+    detector = load_models().detector
+    upright = detector.heatmap(load_work_image(SAMPLES / "s00_white_10.jpg").rgb)
+    near = detector.views_near_peaks(upright, None, ReadSettings().mirror_band)
+    assert isinstance(near.views, np.ndarray)
+    with pytest.raises(ValueError, match="upright view alone"):
+        detector.views_near_peaks(near, None, ReadSettings().mirror_band)
+    with pytest.raises(ValueError, match="has them everywhere"):
+        detector.all_views(near)

@@ -157,7 +157,7 @@ class DetectorModel:
         saves work (mirror_windows), so cores may overlap: each sets its cells, all alike.
         """
         views = max(1, min(views or self.views, MAX_VIEWS))
-        if heatmap.views != 1:
+        if not isinstance(heatmap.views, int) or heatmap.views != 1:  # per-cell views: already taken
             raise ValueError("views_near_peaks starts from the upright view alone")
         heat, batch = heatmap.total, heatmap.batch
         windows = self.mirror_windows(heatmap, band)
