@@ -19,7 +19,7 @@ from companion.vision.joint_colour import joint_colours
 from companion.vision.models import load_models, models_present
 from companion.vision.pipeline import analyse
 from companion.vision.white_balance import BALANCE_CAST, BALANCE_SHARE, TRAINING_BODY, balance, light_correction
-from training.evaluate import IOU_MIN, _inside, box_iou
+from training.evaluate import IOU_MIN, box_iou, count_read_twice
 from training.synth.dataset import encode_jpeg, render_indexed
 from training.synth.scene import SceneOptions
 
@@ -36,10 +36,8 @@ def _read_twice(reading, photo) -> int:
     outline of a cube whose top face is read."""
     tops = [d["box"] for d in photo.dice]
     matched = {j for r in reading.dice for j, t in enumerate(tops) if box_iou(r.box, t) >= IOU_MIN}
-    extras = [r for r in reading.dice if all(box_iou(r.box, t) < IOU_MIN for t in tops)]
-    cubes = [np.asarray(photo.dice[j]["cube"]) for j in matched]
-    centre = lambda b: ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)  # noqa: E731
-    return sum(any(_inside(centre(r.box), c) for c in cubes) for r in extras)
+    extras = [r.box for r in reading.dice if all(box_iou(r.box, t) < IOU_MIN for t in tops)]
+    return count_read_twice(extras, [np.asarray(photo.dice[j]["cube"]) for j in matched])
 
 
 @needs_models

@@ -189,11 +189,16 @@ def evaluate_image(image: LabelledImage, models, settings: ReadSettings = DEFAUL
     out.false_positives = len(extras)
     out.extras_flagged = sum(r.uncertain for r in extras)
     out.extra_faces = tuple(r.face for r in extras)
-    outlines = [(_cube_outline(t), j in taken) for j, t in enumerate(truths)]
-    centre = lambda b: ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)  # noqa: E731
-    out.read_twice = sum(any(read and poly is not None and _inside(centre(r.box), poly) for poly, read in outlines)
-                         for r in extras)
+    read_cubes = [poly for j, t in enumerate(truths) if j in taken and (poly := _cube_outline(t)) is not None]
+    out.read_twice = count_read_twice([r.box for r in extras], read_cubes)
     return out
+
+
+def count_read_twice(extra_boxes: list, read_cubes: list[np.ndarray]) -> int:
+    """Of the readings on no top face (`extra_boxes`), those whose centre lies in the outline
+    of a cube whose top face is read (`read_cubes`): a die read twice."""
+    return sum(any(_inside(((b[0] + b[2]) / 2, (b[1] + b[3]) / 2), poly) for poly in read_cubes)
+               for b in extra_boxes)
 
 
 def summarise(results: list[ImageResult]) -> dict:
