@@ -126,8 +126,10 @@ STAGES = {
     "of which the photo's light": ("companion.vision.pipeline:photo_light",),
     "of which the reader": ("companion.vision.reader:ReaderModel.logits",),
     "cubes (one top face per cube)": ("companion.vision.pipeline:_cubes",),
-    "inks (light cast, joint colours)": ("companion.vision.pipeline:light_cast", "companion.vision.pipeline:measure_inks",
-                                         "companion.vision.pipeline:joint_colours"),
+    "inks (light cast, joint colours, ink doubts)": ("companion.vision.pipeline:light_cast",
+                                                     "companion.vision.pipeline:measure_inks",
+                                                     "companion.vision.pipeline:joint_colours",
+                                                     "companion.vision.pipeline:ink_doubts"),
     "set decoder": ("companion.vision.pipeline:decode",),
 }
 # stages before the read proper: inside load_work_image
