@@ -16,8 +16,9 @@ from training.synth.dataset import encode_jpeg, render_indexed
 from training.synth.scene import SceneOptions
 
 needs_models = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
-OLD = ReadSettings(decoding=DecodeSettings(uncertain_below=0.9), flag_turn_disagreement=False,
-                   flag_doubtful_photos=False)  # the flags before doubts.py
+# the decoder's confidence flag at 0.9 and doubts.py's flags off: what the confidence alone flags
+CONFIDENCE_ONLY = ReadSettings(decoding=DecodeSettings(uncertain_below=0.9), flag_turn_disagreement=False,
+                               flag_doubtful_photos=False)
 
 
 def _read(seed, index, opts, settings):
@@ -40,16 +41,16 @@ def _misread(photo, reading):
 
 @needs_models
 @pytest.mark.parametrize("seed, index, opts, truth, read", [
-    # data/calib photo 78: a green 9 read as 2 at 0.94, under the old level of 0.9
+    # data/calib photo 78: a green 9 read as 2 at 0.94, under a level of 0.9
     (2001, 78, SceneOptions(), "9g", "2g"),
     # stress_cold_calib photo 87 (7500-10000 K): an orange 3 read as 8 at 0.98, one turn of four
     # reading 3
     (2401, 87, SceneOptions(light="cold"), "3o", "8o"),
 ])
 def test_a_misread_die_the_reader_is_not_quite_sure_of_is_flagged(seed, index, opts, truth, read):
-    photo, before = _read(seed, index, opts, OLD)
+    photo, before = _read(seed, index, opts, CONFIDENCE_ONLY)
     wrong = _misread(photo, before)
-    assert [d.face.token for d in wrong] == [read] and not wrong[0].uncertain  # silent before
+    assert [d.face.token for d in wrong] == [read] and not wrong[0].uncertain  # silent so
     assert truth in {f"{d['value']}{d['color'][0]}" for d in photo.dice}
     _, after = _read(seed, index, opts, ReadSettings())
     (now,) = [d for d in after.dice if d.face.token == read]
@@ -61,13 +62,13 @@ def test_a_misread_die_the_reader_is_not_quite_sure_of_is_flagged(seed, index, o
 def test_in_a_photo_with_a_doubtful_box_a_box_that_is_no_die_is_flagged():
     # stress_dark_calib photo 65 (dark bodies): the detector boxes a 10r where no die is, the
     # face head 0.98 sure, next to a box the cube model takes for a second one on a cube
-    photo, before = _read(2501, 65, SceneOptions(dark_body=True), OLD)
+    photo, before = _read(2501, 65, SceneOptions(dark_body=True), CONFIDENCE_ONLY)
     boxes = [d["box"] for d in photo.dice]
 
     def extras(reading):
         return [d for d in reading.dice if max(box_iou(d.box, b) for b in boxes) < IOU_MIN]
 
-    assert any(not d.uncertain for d in extras(before))  # silent before
+    assert any(not d.uncertain for d in extras(before))  # silent so
     _, after = _read(2501, 65, SceneOptions(dark_body=True), ReadSettings())
     assert extras(after) and all(d.uncertain for d in extras(after))
 
