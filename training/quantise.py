@@ -30,10 +30,9 @@ from pathlib import Path
 import numpy as np
 
 from companion.dice import MAX_DICE
-from companion.vision.crops import box_crop
 from companion.vision.image_io import load_work_image
 from companion.vision.models import DETECTOR_FILE, READER_FILE, Models, default_models_dir, load_models
-from companion.vision.pipeline import EXTRA_CANDIDATES, find_faces, photo_light
+from companion.vision.pipeline import EXTRA_CANDIDATES, find_faces, reader_crops
 from training.common import read_dataset, save_onnx
 
 BATCH = 32  # crops per calibration batch
@@ -55,8 +54,7 @@ def pipeline_crops(folders: list[Path], limit: int, models: Models) -> np.ndarra
             detections = detections[:MAX_DICE + EXTRA_CANDIDATES]
             if not detections:
                 continue
-            cut = np.stack([box_crop(work.rgb, d.box, models.reader.size) for d in detections])
-            crops.append(photo_light(work, detections).apply(cut))
+            crops.append(reader_crops(work, detections, models))
     if not crops:
         raise SystemExit("no boxes found in the photos given: nothing to measure the activations on")
     return np.concatenate(crops)

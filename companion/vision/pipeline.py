@@ -140,10 +140,18 @@ def read_boxes(
 ) -> ReaderLogits:
     """The reader's logits for each detected box's crop, corrected for the photo's light
     (`light`; None: measured here, photo_light)."""
+    return models.reader.logits(reader_crops(work, detections, models, settings, light), settings.reader_turns,
+                                settings.reader_sure, settings.reader_sure_one)
+
+
+def reader_crops(
+    work: WorkImage, detections: list[Detection], models: Models, settings: ReadSettings = DEFAULT_SETTINGS,
+    light: LightCorrection | None = None,
+) -> np.ndarray:
+    """(n, size, size, 3) uint8: each box's crop as the reader is given it, corrected for the
+    photo's light (`light`; None: measured here, photo_light)."""
     crops = np.stack([box_crop(work.rgb, d.box, models.reader.size) for d in detections])
-    crops = (light or photo_light(work, detections, settings)).apply(crops)
-    return models.reader.logits(crops, settings.reader_turns, settings.reader_sure,
-                                settings.reader_sure_one)
+    return (light or photo_light(work, detections, settings)).apply(crops)
 
 
 def photo_light(work: WorkImage, detections: list[Detection], settings: ReadSettings = DEFAULT_SETTINGS) -> LightCorrection:
