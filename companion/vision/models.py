@@ -16,17 +16,19 @@ from companion import assets
 from companion.vision.calibration import Calibration
 from companion.vision.cubes import CubeModel
 from companion.vision.detector import DetectorModel
+from companion.vision.light_colour import LightColourHeads
 from companion.vision.reader import ReaderModel
 from companion.vision.session import ModelsMissing
 from companion.vision.settings import CPU_PROVIDERS
 
-__all__ = ["CALIBRATION_FILE", "CUBES_FILE", "DETECTOR_FILE", "READER_FILE", "Models", "ModelsMissing", "default_models_dir",
+__all__ = ["CALIBRATION_FILE", "CUBES_FILE", "DETECTOR_FILE", "LIGHT_COLOUR_FILE", "READER_FILE", "Models", "ModelsMissing", "default_models_dir",
            "load_models", "models_present"]
 
 DETECTOR_FILE = "detector.onnx"
 READER_FILE = "reader.onnx"
 CALIBRATION_FILE = "calibration.json"
 CUBES_FILE = "cubes.json"  # optional: which boxes are side faces (cubes.py)
+LIGHT_COLOUR_FILE = "light_colour.json"  # optional: the colour of crops corrected from an unusual light
 
 
 def default_models_dir() -> Path:
@@ -40,6 +42,7 @@ class Models:
     reader: ReaderModel
     calibration: Calibration
     cubes: CubeModel | None = None  # None: the folder has no cube model
+    light_colour: LightColourHeads | None = None  # None: the folder has no such head (light_colour.py)
 
 
 _cache: dict[tuple[Path, tuple[str, ...]], Models] = {}
@@ -56,7 +59,7 @@ def load_models(folder: Path | None = None, providers: Sequence[str] = CPU_PROVI
             detector = DetectorModel.load(folder / DETECTOR_FILE, providers, calibration.detector_threshold,
                                           calibration.detector_views)
             _cache[key] = Models(detector, ReaderModel.load(folder / READER_FILE, providers), calibration,
-                                 CubeModel.load(folder / CUBES_FILE))
+                                 CubeModel.load(folder / CUBES_FILE), LightColourHeads.load(folder / LIGHT_COLOUR_FILE))
         return _cache[key]
 
 

@@ -20,6 +20,7 @@ from companion.vision.doubts import doubtful_photo, ink_doubts, turn_doubts
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
 from companion.vision.inks import light_cast, measure_inks
 from companion.vision.joint_colour import joint_colours
+from companion.vision.light_colour import ink_features, photo_kind
 from companion.vision.models import Models, load_models
 from companion.vision.profile import Profile
 from companion.vision.reader import ReaderLogits, softmax
@@ -184,14 +185,14 @@ def analyse(
     detections = [detections[i] for i in keep]
     value_logits, color_logits = read.value[keep], read.color[keep]
     value_probs = softmax(value_logits, cal.value_temperature)
-    # the colour head is less sure of crops corrected from a light the training never had
-    color_probs = softmax(color_logits, UNUSUAL_COLOUR_TEMPERATURE if light.unusual else cal.color_temperature)
+    # the photo's light, told by the bodies of the boxes read (None: no white reference)
+    cast = light_cast(work.rgb, [d.box for d in detections])
+    color_probs = _colour_probs(work, detections, models, photo_kind(light, cast), color_logits,
+                                None if read.embedding is None else read.embedding[keep], settings, cast is not None)
     if profile is not None:  # what this table's confirmed dice taught, before the set's constraint
         embedding = None if read.embedding is None else read.embedding[keep]
         value_probs, color_probs = profile.adjust(embedding, value_probs, color_probs)
     decoded = decode(value_probs, color_probs, dice_set, settings.decoding)
-    # the photo's light, told by the bodies of the boxes read (None: no white reference)
-    cast = light_cast(work.rgb, [d.box for d in detections])
     unsure = _scene_flags(detections, faces[keep], value_probs, color_probs, decoded, cast, settings)
     if settings.joint_colour:
         decoded, unsure = _joint_decode(work, detections, faces[keep], value_probs, color_probs, decoded, unsure,
@@ -205,6 +206,19 @@ def analyse(
                       settings)
     dice = [_reading(work, detections[d.index], d, bool(unsure[d.index])) for d in decoded]
     return Analysis(detections, value_logits, color_logits, dice, light.unusual)
+
+
+def _colour_probs(work: WorkImage, detections: list[Detection], models: Models, light: str | None,
+                  color_logits: np.ndarray, embedding: np.ndarray | None, settings: ReadSettings,
+                  light_bodies: bool) -> np.ndarray:
+    """The colour probabilities of the dice read: from the colour head learnt for the photo's
+    light (`light`: light_colour.photo_kind) where the models have one, else the reader's, less
+    sure of crops corrected from a light beyond the training look's than of the training look's."""
+    head = models.light_colour.get(light) if models.light_colour is not None and settings.light_colour_head else None
+    if head is not None and embedding is not None:
+        inks = ink_features(measure_inks(work.rgb, [d.box for d in detections], light=light_bodies)) if head.inks else None
+        return softmax(head.logits(embedding, color_logits, inks), head.temperature)
+    return softmax(color_logits, UNUSUAL_COLOUR_TEMPERATURE if light == "corrected" else models.calibration.color_temperature)
 
 
 def _joint_decode(

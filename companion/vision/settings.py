@@ -18,6 +18,8 @@ The defaults are the shipped pipeline. The CLI and the server make theirs once w
     COMPANION_FAINT_HEAT      heat that marks ground for the second search (0.05; 0: the whole photo)
     COMPANION_BALANCE_LIGHT   0 reads the crops as they are under a light beyond the training's (on by default)
     COMPANION_JOINT_COLOUR    0 judges each die's ink colour alone (on by default: a photo's dice together)
+    COMPANION_LIGHT_COLOUR    0 reads the colour of crops corrected from an unusual light with the reader's
+                              colour head (on by default: models/light_colour.json's head)
     COMPANION_ONE_PER_CUBE    0 flags, instead of dropping, a box the cube model calls a second one on a cube
 
 Nothing reads the environment at import.
@@ -64,6 +66,8 @@ class ReadSettings:
     zoomed_views: int | None = None  # None: as many as the first search
     faint_heat: float = 0.05
     balance_light: bool = True  # under a light beyond the training look's, correct the crops (white_balance.py)
+    # the colour of crops so corrected from the head learnt for them (light_colour.py), when the models have one
+    light_colour_head: bool = True
     # decide the ink colours of a photo's dice together (joint_colour.py), under an unusual light or on dark bodies
     joint_colour: bool = True
     # with joint_colour, also flag a die whose ink, among the photo's others, says the other colour of
@@ -126,6 +130,8 @@ class ReadSettings:
             kw["balance_light"] = env["COMPANION_BALANCE_LIGHT"].strip() != "0"
         if env.get("COMPANION_JOINT_COLOUR"):
             kw["joint_colour"] = env["COMPANION_JOINT_COLOUR"].strip() != "0"
+        if env.get("COMPANION_LIGHT_COLOUR"):
+            kw["light_colour_head"] = env["COMPANION_LIGHT_COLOUR"].strip() != "0"
         if env.get("COMPANION_ONE_PER_CUBE"):
             kw["one_per_cube"] = env["COMPANION_ONE_PER_CUBE"].strip() != "0"
         if env.get("COMPANION_FAINT_HEAT"):

@@ -1,0 +1,83 @@
+"""The colour head for crops corrected from an unusual light (companion/vision/light_colour.py):
+the shipped file is the one its command records, its fit is reproducible, and through the real
+models and pipeline it reads a warm-lit red the reader's own colour head calls orange."""
+
+import json
+
+import numpy as np
+import pytest
+
+from companion.vision import ReadSettings, read_image
+from companion.vision.light_colour import INK_FEATURES, LIGHTS, LightColourHead, LightColourHeads, head_inputs
+from companion.vision.models import LIGHT_COLOUR_FILE, default_models_dir, load_models, models_present
+from companion.vision.reader import file_fingerprint
+from training.light_colour import EMBEDDING, fit
+from training.synth.dataset import encode_jpeg, render_indexed
+from training.synth.scene import SceneOptions
+
+from training.evaluate import IOU_MIN, box_iou
+
+needs_models = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
+HEAD = default_models_dir() / LIGHT_COLOUR_FILE
+# photo 42 of the warm calibration set (data/stress_warm_calib/images/000042.jpg): its low 3r
+WARM_PHOTO, WARM_SWAPPED = 42, "L3:3r"
+
+def test_the_shipped_head_records_its_training_and_fits_the_shipped_reader():
+    meta = json.loads(HEAD.read_text())
+    trained = meta["trained"]
+    # made from training-split photos only, for this reader's embeddings
+    assert trained["data"] and all("calib" not in d and "val" not in d for d in trained["data"])
+    assert trained["reader"] == file_fingerprint(default_models_dir() / "reader.onnx")
+    assert trained["steps"] > 0
+    heads = LightColourHeads.load(HEAD)
+    assert heads is not None and heads.heads and set(heads.heads) <= set(LIGHTS)
+    for light, head in heads.heads.items():
+        width = EMBEDDING + 4 + (INK_FEATURES if head.inks else 0)
+        assert head.weights.shape == (width, 4) and head.mean.shape == (width,)
+        assert 0.0 <= head.blend <= 1.0 and head.temperature > 0 and meta["heads"][light]["boxes"] > 1000
+
+def test_a_folder_without_the_head_has_none(tmp_path):
+    assert LightColourHeads.load(tmp_path / LIGHT_COLOUR_FILE) is None
+
+def test_the_fit_is_reproducible_and_learns_the_colours():
+    rng = np.random.default_rng(0)
+    truth = rng.integers(0, 4, 400)
+    centres = rng.normal(size=(4, EMBEDDING))
+    embedding = centres[truth] + 0.5 * rng.normal(size=(400, EMBEDDING))
+    embedding /= np.linalg.norm(embedding, axis=1, keepdims=True)
+    logits = rng.normal(size=(400, 4))  # a reader that knows nothing: the embedding must tell
+    x = head_inputs(embedding, logits)
+    first, again = fit(x, truth, 200, 1e-3), fit(x, truth, 200, 1e-3)
+    assert first == again  # no randomness: the same data and steps give the same file
+    head = LightColourHead(*(np.array(first[k]) for k in ("mean", "scale", "weights", "bias")))
+    assert np.mean(head.logits(embedding, logits).argmax(axis=1) == truth) > 0.95
+    # blend 0: the reader's colour alone
+    reader = LightColourHead(*(np.array(first[k]) for k in ("mean", "scale", "weights", "bias")), blend=0.0)
+    assert np.array_equal(reader.logits(embedding, logits).argmax(axis=1), logits.argmax(axis=1))
+
+def _read_as(reading, photo) -> dict[str, str]:
+    """Each labelled top face's token -> what the reading made of it (box IoU >= 0.5), or '-'."""
+    out = {}
+    for die in photo.dice:
+        if die["truncated"]:
+            continue
+        hits = [r.face.token for r in reading.dice if box_iou(r.box, die["box"]) >= IOU_MIN]
+        out[f"{die['die']}:{die['value']}{die['color'][0]}"] = hits[0] if hits else "-"
+    return out
+
+@needs_models
+def test_under_a_warm_lamp_the_head_reads_a_red_the_readers_colour_head_calls_orange():
+    # WARM_PHOTO of the warm calibration set (calib split, seed 2301, --light warm, cast 1.79): the
+    # crops are corrected, and the reader's colour head, decided jointly with the inks, still
+    # reads one of its red dice orange; the head learnt for corrected crops reads it red
+    photo = render_indexed(2301, "calib", WARM_PHOTO, SceneOptions(light="warm"))
+    data = encode_jpeg(photo.image, photo.conditions["jpeg_quality"])
+    models = load_models()
+    assert models.light_colour is not None
+    before = _read_as(read_image(data, models, ReadSettings(light_colour_head=False)), photo)
+    after = _read_as(read_image(data, models), photo)
+    swapped = [t for t, read in before.items() if read != "-" and read[-1] != t[-1]]
+    assert swapped == [WARM_SWAPPED]
+    assert after[WARM_SWAPPED] == WARM_SWAPPED.split(":")[1]
+    assert sum(read == t.split(":")[1] for t, read in after.items()) >= sum(
+        read == t.split(":")[1] for t, read in before.items())

@@ -1,0 +1,176 @@
+"""Train the colour heads per photo light (companion/vision/light_colour.py).
+
+    .venv/bin/python -m training.light_colour --data data/light_train/{warm,warm_tilt,warm_dark,cold,cold_dark} \\
+        --lights corrected dark usual --blend 0.5 0.75 0.75 --temperature 1.35 1.35 1.05 --steps 1000 --l2 0.003 \\
+        --out models/light_colour.json
+
+Each photo goes through the shipped pipeline up to the reader (models/, as analyse runs it):
+every box the face head keeps, matched to a labelled top face (IoU >= 0.5, as training.evaluate
+matches), gives the reader's embedding and colour logits of its crop (corrected for the light as
+the pipeline corrects it), its true colour and the photo's light (light_colour.photo_kind).
+Features are cached per folder in data/cache/light_colour-<folder>.npz (resumable). For each
+light of `--lights`, a multinomial logistic regression (numpy, full-batch Adam on standardised
+inputs, from zero weights: no randomness) is fit on the boxes under that light with the steps
+and weight decay given; `--blend` and `--temperature` are what the calibration sets chose (see
+the model card) and are written into the file with it. Train only on training-split photos.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from companion.dice import MAX_DICE
+from companion.vision.decoder import color_index
+from companion.vision.image_io import load_work_image
+from companion.vision.inks import light_cast, measure_inks
+from companion.vision.light_colour import INK_FEATURES, LIGHTS, head_inputs, ink_features, photo_kind
+from companion.vision.models import Models, default_models_dir, load_models
+from companion.vision.pipeline import DEFAULT_SETTINGS, EXTRA_CANDIDATES, find_faces, photo_light, read_boxes
+from training.common import LabelledImage, read_dataset
+
+IOU_MIN = 0.5
+CHECKPOINT = 100  # photos between cache writes
+EMBEDDING = 320
+
+
+def photo_crops(image: LabelledImage, models: Models) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(embeddings, colour logits, true colour index or -1, the photo's light: LIGHTS' index, -1
+    for an uncorrected light beyond the training look's) of the kept boxes of a photo."""
+    empty = (np.zeros((0, EMBEDDING)), np.zeros((0, 4)), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
+             np.zeros((0, INK_FEATURES)))
+    work = load_work_image(image.path)
+    work, dets = find_faces(work, models, DEFAULT_SETTINGS)
+    dets = dets[:MAX_DICE + EXTRA_CANDIDATES]
+    if not dets:
+        return empty
+    light = photo_light(work, dets, DEFAULT_SETTINGS)
+    read = read_boxes(work, dets, models, DEFAULT_SETTINGS, light)
+    faces = read.face_probability()
+    keep = [i for i in range(len(dets)) if faces is None or faces[i] >= models.calibration.face_threshold]
+    if not keep or read.embedding is None:
+        return empty
+    boxes = [work.to_full(dets[i].box) for i in keep]
+    cast = light_cast(work.rgb, [dets[i].box for i in keep])
+    kind = photo_kind(light, cast)
+    inks = ink_features(measure_inks(work.rgb, [dets[i].box for i in keep], light=cast is not None))
+    return (read.embedding[keep], read.color[keep], _labels(image, boxes, [dets[i].score for i in keep]),
+            np.full(len(keep), -1 if kind is None else LIGHTS.index(kind), dtype=np.int64), inks)
+
+
+def _labels(image: LabelledImage, boxes: list[tuple[float, float, float, float]], scores: list[float]) -> np.ndarray:
+    from training.evaluate import box_iou
+
+    labels = np.full(len(boxes), -1, dtype=np.int64)
+    taken: set[int] = set()
+    for i in sorted(range(len(boxes)), key=lambda i: -scores[i]):  # as training.evaluate matches
+        best = max(((box_iou(boxes[i], t.box), j) for j, t in enumerate(image.dice) if j not in taken),
+                   default=(0.0, -1))
+        if best[0] >= IOU_MIN:
+            taken.add(best[1])
+            if not image.dice[best[1]].ignored:
+                labels[i] = color_index(image.dice[best[1]].color)
+    return labels
+
+
+def collect(folder: Path, models: Models, cache_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every kept, labelled box's embedding, colour logits, colour and photo light in `folder`
+    (cached, resumable)."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    path = cache_dir / f"light_colour-{folder.name}.npz"
+    done: dict[str, tuple[np.ndarray, ...]] = {}
+    if path.is_file():
+        with np.load(path, allow_pickle=False) as z:
+            parts = [np.split(z[k], z["splits"]) for k in ("e", "c", "y", "k", "i")]
+            for name, *rows in zip(z["names"], *parts):
+                done[str(name)] = tuple(rows)
+    images = read_dataset(folder)
+    for n, image in enumerate(images):
+        if image.path.name not in done:
+            done[image.path.name] = photo_crops(image, models)
+        if (n + 1) % CHECKPOINT == 0 or n + 1 == len(images):
+            _save(path, done)
+            print(f"{folder}: {n + 1}/{len(images)} photos", flush=True)
+    rows = [done[im.path.name] for im in images]
+    e, c, y, k, i = (np.concatenate([r[n] for r in rows]) for n in range(5))
+    return e[y >= 0], c[y >= 0], y[y >= 0], k[y >= 0], i[y >= 0]
+
+
+def _save(path: Path, done: dict[str, tuple[np.ndarray, ...]]) -> None:
+    names = list(done)
+    sizes = np.cumsum([len(done[k][2]) for k in names])[:-1]
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez(tmp, names=np.array(names), e=np.concatenate([done[k][0] for k in names]).reshape(-1, EMBEDDING),
+             c=np.concatenate([done[k][1] for k in names]).reshape(-1, 4),
+             y=np.concatenate([done[k][2] for k in names]), k=np.concatenate([done[k][3] for k in names]),
+             i=np.concatenate([done[k][4] for k in names]).reshape(-1, INK_FEATURES), splits=sizes)
+    tmp.replace(path)
+
+
+def fit(x: np.ndarray, y: np.ndarray, steps: int, l2: float, lr: float = 0.05) -> dict:
+    """A multinomial logistic regression on standardised inputs: full-batch Adam on the mean log
+    loss plus l2 times half the squared weights, from zero weights (no randomness)."""
+    mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
+    z = (x - mean) / scale
+    onehot = np.eye(4)[y]
+    w, b = np.zeros((z.shape[1], 4)), np.zeros(4)
+    state = [(np.zeros_like(w), np.zeros_like(w)), (np.zeros_like(b), np.zeros_like(b))]
+    for step in range(1, steps + 1):
+        logits = z @ w + b
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        grads = (z.T @ (p - onehot) / len(y) + l2 * w, (p - onehot).mean(axis=0))
+        for param, grad, (m, v) in zip((w, b), grads, state):
+            m *= 0.9
+            m += 0.1 * grad
+            v *= 0.999
+            v += 0.001 * grad**2
+            param -= lr * (m / (1 - 0.9**step)) / (np.sqrt(v / (1 - 0.999**step)) + 1e-8)
+        if step % 500 == 0 or step == steps:
+            loss = -np.mean(np.log(p[np.arange(len(y)), y] + 1e-12))
+            print(f"step {step}: log loss {loss:.5f}, accuracy {np.mean(p.argmax(axis=1) == y):.4f}", flush=True)
+    return {"mean": mean.tolist(), "scale": scale.tolist(), "weights": w.tolist(), "bias": b.tolist()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", nargs="+", required=True, help="training-split dataset folders")
+    ap.add_argument("--models", help="the models folder whose detector and reader make the crops (default: models/)")
+    ap.add_argument("--cache", default="data/cache", help="where the features of each folder are kept")
+    ap.add_argument("--lights", nargs="+", choices=LIGHTS, default=["corrected"],
+                    help="the photo lights a head is fit for (one head each, from the boxes under that light)")
+    ap.add_argument("--steps", type=int, default=2000)
+    ap.add_argument("--l2", type=float, default=3e-3, help="weight decay of the standardised weights")
+    ap.add_argument("--blend", type=float, nargs="+", default=[1.0],
+                    help="per light of --lights, the head's share against the reader's colour")
+    ap.add_argument("--temperature", type=float, nargs="+", default=[1.0],
+                    help="per light of --lights, the decoder's temperature for the blend")
+    ap.add_argument("--inks", action="store_true", help="the heads also take the faces' measured inks (ink_features)")
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args(argv)
+    if len(args.blend) != len(args.lights) or len(args.temperature) != len(args.lights):
+        ap.error("give one --blend and one --temperature per light of --lights")
+    cv2.setNumThreads(1)
+    models = load_models(Path(args.models) if args.models else default_models_dir())
+    parts = [collect(Path(d), models, Path(args.cache)) for d in args.data]
+    e, c, y, k, i = (np.concatenate([p[n] for p in parts]) for n in range(5))
+    heads = {}
+    for light, blend, temperature in zip(args.lights, args.blend, args.temperature):
+        under = k == LIGHTS.index(light)
+        print(f"{light}: {int(under.sum())} boxes; per colour {np.bincount(y[under], minlength=4).tolist()}", flush=True)
+        x = head_inputs(e[under], c[under], i[under] if args.inks else None)
+        heads[light] = {**fit(x, y[under], args.steps, args.l2), "blend": blend, "temperature": temperature,
+                        "inks": args.inks, "boxes": int(under.sum())}
+    meta = {"heads": heads, "trained": {"data": [str(d) for d in args.data], "steps": args.steps, "l2": args.l2,
+                                        "reader": models.reader.fingerprint}}
+    Path(args.out).write_text(json.dumps(meta) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
