@@ -207,11 +207,14 @@ def test_a_reading_the_set_cannot_produce_is_flagged():
     assert plain.face.token == "5o" and not plain.uncertain
     (forced,) = analyse(work, models, ReadSettings(), without_h3).dice
     assert forced.face.token != "5o" and forced.uncertain
-    # what the flag adds: the forced reading is about 0.95 sure, at the edge of the confidence's
-    # own flag (DecodeSettings.uncertain_below), which is lowered here to tell the two apart
-    quiet = ReadSettings(flag_set_changes=False, decoding=DecodeSettings(uncertain_below=0.9))
+    # what the flag adds: with the reader's own colour head (no colour head per light) the forced
+    # reading is about 0.95 sure, at the edge of the confidence's own flag
+    # (DecodeSettings.uncertain_below), which is lowered here to tell the two apart
+    (reader_forced,) = analyse(work, models, ReadSettings(light_colour_head=False), without_h3).dice
+    assert reader_forced.uncertain
+    quiet = ReadSettings(flag_set_changes=False, decoding=DecodeSettings(uncertain_below=0.9), light_colour_head=False)
     (unflagged,) = analyse(work, models, quiet, without_h3).dice
-    assert unflagged.face == forced.face and not unflagged.uncertain
+    assert unflagged.face == reader_forced.face and not unflagged.uncertain
 
 
 def _warm_photo(index: int):
