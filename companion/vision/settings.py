@@ -79,6 +79,8 @@ class ReadSettings:
     # under the usual light, where the reader's colour alone decides, flag a die whose colour the photo's
     # inks, weighed together, would move or dispute (doubts.ink_doubts; never moves a colour)
     flag_ink_doubts: bool = True
+    # flag a die whose reader colour is far less sure than the photo's other dice' (doubts.colour_margin_doubts)
+    flag_colour_margin: bool = True
     decoding: DecodeSettings = field(default_factory=DecodeSettings)
 
     def __post_init__(self) -> None:
