@@ -74,6 +74,7 @@ class ReadSettings:
     flag_set_changes: bool = True  # flag a die the set's constraint read otherwise than the reader saw it
     flag_second_boxes: bool = True  # flag a box that may be a second one on a cube (when not dropped)
     flag_unusual_light: bool = True  # under a light more coloured than the training look's, ask for more
+    flag_unknown_light: bool = True  # ... and as much where no white reference tells the light (dark bodies)
     flag_turn_disagreement: bool = True  # flag a die whose reader turns disagree, unless it is sure (doubts.py)
     flag_doubtful_photos: bool = True  # in a photo with a doubtful box, flag the boxes not quite a face (doubts.py)
     # under the usual light, where the reader's colour alone decides, flag a die whose colour the photo's
