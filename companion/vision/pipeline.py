@@ -45,7 +45,7 @@ FACE_SURE = 0.5
 # and its stress sets: more of the silent errors under a warm lamp are then flagged, at no
 # cost under the usual light. A photo without a white reference (dark bodies) does not tell
 # its light, and is trusted only from the same level: on the calibration sets it flags a
-# black 5 read as 8 at 0.97 under a warm lamp, for 0.1-1.3 points more of the right dice.
+# black 5 read as 8 at 0.97 under a warm lamp, for 0-1.3 points more of the right dice flagged.
 UNUSUAL_CAST = BALANCE_CAST
 UNUSUAL_LIGHT_SURE = 0.99
 # Boxes read beyond the set's 10 dice: the reader's face head may turn some down (a reader
