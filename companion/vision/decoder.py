@@ -95,30 +95,48 @@ def _transitions(n_dice: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=4)
+def _neighbours(n_dice: int) -> tuple[np.ndarray, np.ndarray]:
+    """(dice, 2^n) tables, per die d and subset: the subset without d where d is in it, and
+    the subset with d added where it is not; elsewhere 2^n, the index of a zero (see _forward)."""
+    masks = np.arange(1 << n_dice)
+    without = np.full((n_dice, 1 << n_dice), 1 << n_dice)
+    with_ = np.full((n_dice, 1 << n_dice), 1 << n_dice)
+    for d in range(n_dice):
+        has = (masks >> d) & 1 == 1
+        without[d, has] = masks[has] ^ (1 << d)
+        with_[d, ~has] = masks[~has] | (1 << d)
+    return without, with_
+
+
 def _forward(weights: np.ndarray, n_dice: int, combine) -> np.ndarray:
     """fwd[i, mask]: combined weight of assigning detections 0..i-1 to exactly the dice in mask.
 
     Linear space is safe: each row of weights is scaled to a maximum of 1 and floored at 1e-12,
-    so a product over at most 10 detections stays far above the float64 underflow.
+    so a product over at most 10 detections stays far above the float64 underflow. Each step
+    takes every die at once: a die outside a subset adds a zero (an extra last column), which
+    leaves a sum or a maximum of non-negative weights exactly as it was, and the dice are
+    combined in their order, as one at a time would.
     """
-    n = weights.shape[0]
-    fwd = np.zeros((n + 1, 1 << n_dice))
+    n, size = weights.shape[0], 1 << n_dice
+    without, _ = _neighbours(n_dice)
+    fwd = np.zeros((n + 1, size + 1))
     fwd[0, 0] = 1.0
     for i in range(n):
-        for d, (src, dst) in enumerate(_transitions(n_dice)):
-            fwd[i + 1, dst] = combine(fwd[i + 1, dst], fwd[i, src] * weights[i, d])
-    return fwd
+        fwd[i + 1, :size] = combine.reduce(fwd[i, without] * weights[i, :, None], axis=0)
+    return fwd[:, :size]
 
 
 def _backward(weights: np.ndarray, n_dice: int) -> np.ndarray:
-    """bwd[i, mask]: summed weight of assigning detections i..n-1 to dice outside mask."""
-    n = weights.shape[0]
-    bwd = np.zeros((n + 1, 1 << n_dice))
-    bwd[n, :] = 1.0
+    """bwd[i, mask]: summed weight of assigning detections i..n-1 to dice outside mask (each
+    step over every die at once, as _forward)."""
+    n, size = weights.shape[0], 1 << n_dice
+    _, with_ = _neighbours(n_dice)
+    bwd = np.zeros((n + 1, size + 1))
+    bwd[n, :size] = 1.0
     for i in range(n - 1, -1, -1):
-        for d, (src, dst) in enumerate(_transitions(n_dice)):
-            bwd[i, src] += weights[i, d] * bwd[i + 1, dst]
-    return bwd
+        bwd[i, :size] = np.add.reduce(weights[i, :, None] * bwd[i + 1, with_], axis=0)
+    return bwd[:, :size]
 
 
 def _map_assignment(best: np.ndarray, n_dice: int) -> list[int]:
