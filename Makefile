@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench data data-blender train-env system-deps clean
+.PHONY: run test lint bench data data-choosing data-blender train-env system-deps clean
 
 # `make run LAN=1`: serve on the local network, for the phones at the table (join by QR code).
 run: $(STAMP)
@@ -58,6 +58,15 @@ data: $(STAMP) system-deps
 	$(BIN)/python -m training.synth --out data/val --count 2000 --split val
 	$(BIN)/python -m training.synth --out data/calib --count 1000 --split calib
 	$(BIN)/python -m training.synth --out data/far --count 200 --split val --seed 3001 --phone-far
+
+# Larger choosing sets for the flags (docs/synthetic_data.md): calib split, seeds of their own.
+CHOOSE := $(BIN)/python -m training.synth --split calib --workers 2
+data-choosing: $(STAMP) system-deps
+	$(CHOOSE) --out data/more/calib --count 1000 --seed 8001
+	$(CHOOSE) --out data/more/stress_warm_calib --count 400 --seed 8301 --light warm
+	$(CHOOSE) --out data/more/stress_tilt_calib --count 400 --seed 8401 --tilt 27 40
+	$(CHOOSE) --out data/more/stress_dark_calib --count 300 --seed 8501 --dark-bodies
+	$(CHOOSE) --out data/more/stress_cold_calib --count 300 --seed 8601 --light cold
 
 # Validation photos from a second renderer, Blender's path tracer (training/blender). bpy is
 # a 500 MB wheel for Python 3.11 only, so it gets its own environment, never the product's.

@@ -22,7 +22,8 @@ needs_models = pytest.mark.skipif(not models_present(), reason="models/ has no O
 PHOTO = Path(__file__).parent / "photos" / "blender_calib_000023.jpg"
 # every flag but the inks' off, the decoder's confidence included: what is flagged is the inks' doing
 INKS_ONLY = dict(decoding=DecodeSettings(uncertain_below=0.0), flag_turn_disagreement=False,
-                 flag_doubtful_photos=False, flag_set_changes=False, flag_second_boxes=False)
+                 flag_doubtful_photos=False, flag_set_changes=False, flag_second_boxes=False, flag_colour_margin=False,
+                 flag_unknown_light=False)
 
 
 def _truth() -> list[dict]:

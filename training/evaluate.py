@@ -379,7 +379,9 @@ def main(argv=None) -> int:
     settings = ReadSettings.from_env()  # COMPANION_* switches, as the CLI reads them
     if args.no_scene_flags:
         settings = replace(settings, flag_set_changes=False, flag_second_boxes=False, flag_unusual_light=False,
-                           flag_turn_disagreement=False, flag_doubtful_photos=False, flag_ink_doubts=False)
+                           flag_unknown_light=False,
+                           flag_turn_disagreement=False, flag_doubtful_photos=False, flag_ink_doubts=False,
+                           flag_colour_margin=False)
     models = load_models(Path(args.models) if args.models else settings.models_dir, settings.providers)
     figures, everything = {}, []
     for data in args.data:

@@ -29,6 +29,18 @@ unusual light (joint_colour.py), against the reader's colour probabilities softe
 INK_DOUBT_TEMPERATURE (its confidence on a look it never saw is worth less than on the
 training look's), and a die they would move to the other colour of its pair, or whose ink
 disputes its colour, is flagged.
+
+The decoder's confidence can also be surer of a colour than the reader was: the set's
+constraint and the value's certainty lift a face the reader saw as, say, orange only some
+tens of times likelier than red to 0.98-0.99. The colour misreads those flags left silent on
+the calibration sets (a red wild read orange at a strong tilt, an orange 2 read red under a
+cold light) are such dice, and what sets them apart is the photo itself: the reader is as
+sure of the other dice's colours there as anywhere (log-odds of 7-20), of theirs three to
+five times less. A die whose colour log-odds over the next colour are under
+COLOUR_MARGIN_SHARE of the median of the photo's other dice is flagged. Measured against the
+photo, not against one level, it spares photos where every colour is less sure (a look the
+training never had): one level that catches the same misreads (4.5) flags 1-5 points more of
+the right dice, the share 0.1-2.
 """
 
 from __future__ import annotations
@@ -50,6 +62,10 @@ DOUBTFUL_FACE_SURE = 0.985
 # each red/orange swap of the Blender set, had the reader been 0.99 or 0.999 sure of it, is
 # flagged from 24 (16 misses one at 0.999, 8 two), for 0.1-0.4 points more of each set's dice flagged.
 INK_DOUBT_TEMPERATURE = 24.0
+# Flag a die whose reader colour log-odds over the next colour (the turns' mean
+# log-probabilities, before any temperature) are under this share of the median of the
+# photo's other dice (colour_margin_doubts).
+COLOUR_MARGIN_SHARE = 0.35
 
 
 def turn_doubts(agree: np.ndarray | None, confidence: np.ndarray) -> np.ndarray:
@@ -77,3 +93,14 @@ def ink_doubts(color_logits: np.ndarray, inks: list[Ink], color_temperature: flo
         return np.zeros(0, dtype=bool)
     joint = joint_colours(softmax(color_logits, color_temperature * INK_DOUBT_TEMPERATURE), inks)
     return joint.moved | joint.disputed
+
+
+def colour_margin_doubts(color_logits: np.ndarray) -> np.ndarray:
+    """Per die: the reader's colour logits (n, 4) put its colour over the next one by less than
+    COLOUR_MARGIN_SHARE of the median margin of the photo's other dice (a photo of one die: no flag)."""
+    logits = np.sort(np.asarray(color_logits, dtype=np.float64).reshape(-1, 4), axis=1)
+    margin = logits[:, -1] - logits[:, -2]
+    out = np.zeros(len(margin), dtype=bool)
+    for i in range(len(margin) if len(margin) > 1 else 0):
+        out[i] = margin[i] < COLOUR_MARGIN_SHARE * float(np.median(np.delete(margin, i)))
+    return out

@@ -78,11 +78,14 @@ class ReadSettings:
     flag_set_changes: bool = True  # flag a die the set's constraint read otherwise than the reader saw it
     flag_second_boxes: bool = True  # flag a box that may be a second one on a cube (when not dropped)
     flag_unusual_light: bool = True  # under a light more coloured than the training look's, ask for more
+    flag_unknown_light: bool = True  # ... and as much where no white reference tells the light (dark bodies)
     flag_turn_disagreement: bool = True  # flag a die whose reader turns disagree, unless it is sure (doubts.py)
     flag_doubtful_photos: bool = True  # in a photo with a doubtful box, flag the boxes not quite a face (doubts.py)
     # under the usual light, where the reader's colour alone decides, flag a die whose colour the photo's
     # inks, weighed together, would move or dispute (doubts.ink_doubts; never moves a colour)
     flag_ink_doubts: bool = True
+    # flag a die whose reader colour is far less sure than the photo's other dice' (doubts.colour_margin_doubts)
+    flag_colour_margin: bool = True
     decoding: DecodeSettings = field(default_factory=DecodeSettings)
 
     def __post_init__(self) -> None:

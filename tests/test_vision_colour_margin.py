@@ -1,0 +1,65 @@
+"""A colour the reader is far less sure of than of the photo's other dice is flagged, however
+sure the decoder is (doubts.colour_margin_doubts).
+
+Real ONNX models through the real pipeline on two generated calibration photos kept in
+tests/photos with their label rows: data/stress_tilt_calib photo 70 (`training.synth --split
+calib --seed 2601 --tilt 27 40`), where a red wild on a black die is read orange at 0.988,
+and data/stress_cold_calib photo 107 (`--seed 2401 --light cold`), where an orange 2 is read
+red at 0.98. Both were silent errors with every other flag on."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from companion.vision import ReadSettings, read_image
+from companion.vision.doubts import COLOUR_MARGIN_SHARE, colour_margin_doubts
+from companion.vision.models import load_models, models_present
+from training.evaluate import IOU_MIN, box_iou
+
+needs_models = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
+PHOTOS = Path(__file__).parent / "photos"
+
+
+def _die_on(reading, photo: Path, token: str):
+    """The reading of the labelled die `token` (its box, IoU >= IOU_MIN)."""
+    truth = json.loads(photo.with_suffix(".json").read_text("utf-8"))["dice"]
+    (box,) = [d["box"] for d in truth if f"{d['value']}{d['color'][0]}" == token]
+    (die,) = [d for d in reading.dice if box_iou(d.box, box) >= IOU_MIN]
+    return die
+
+
+@needs_models
+@pytest.mark.parametrize("name, truth, read", [
+    ("tilt_calib_000070.jpg", "Wr", "Wo"),
+    ("cold_calib_000107.jpg", "2o", "2r"),
+])
+def test_a_colour_the_reader_was_far_less_sure_of_is_flagged(name, truth, read):
+    photo, models = PHOTOS / name, load_models()
+    die = _die_on(read_image(photo, models, ReadSettings()), photo, truth)
+    assert die.face.token == read and die.confidence >= 0.98  # misread, and the decoder is sure of it
+    assert die.uncertain
+    without = _die_on(read_image(photo, models, ReadSettings(flag_colour_margin=False)), photo, truth)
+    assert without.face.token == read and not without.uncertain  # silent without this flag
+
+
+@needs_models
+def test_only_the_misread_colour_gains_a_flag_in_the_tilted_photo():
+    photo, models = PHOTOS / "tilt_calib_000070.jpg", load_models()
+    before = read_image(photo, models, ReadSettings(flag_colour_margin=False))
+    after = read_image(photo, models, ReadSettings())
+    gained = [b.face.token for b, a in zip(before.dice, after.dice) if a.uncertain and not b.uncertain]
+    assert gained == ["Wo"]
+
+
+def test_the_margin_is_judged_against_the_photos_other_dice():
+    def logits(margin):  # a colour `margin` log-odds ahead of the next one
+        return [0.0, -margin, -30.0, -30.0]
+
+    sure = [logits(12.0), logits(10.0), logits(14.0)]
+    weak = 0.9 * COLOUR_MARGIN_SHARE * 12.0
+    assert colour_margin_doubts(np.array(sure + [logits(weak)])).tolist() == [False, False, False, True]
+    # where every colour is that unsure (a look the training never had), none stands out
+    assert not colour_margin_doubts(np.array([logits(weak)] * 4)).any()
+    assert not colour_margin_doubts(np.array([logits(0.5)])).any()  # one die: nothing to compare
