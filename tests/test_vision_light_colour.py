@@ -9,18 +9,18 @@ import pytest
 
 from companion.vision import ReadSettings, read_image
 from companion.vision.light_colour import INK_FEATURES, LIGHTS, LightColourHead, LightColourHeads, head_inputs
-from companion.vision.models import LIGHT_COLOUR_FILE, default_models_dir, load_models, models_present
+from companion.vision.models import LIGHT_COLOUR_FILE, ModelsMissing, default_models_dir, load_models, models_present
 from companion.vision.reader import file_fingerprint
+from training.evaluate import IOU_MIN, box_iou
 from training.light_colour import EMBEDDING, fit
 from training.synth.dataset import encode_jpeg, render_indexed
 from training.synth.scene import SceneOptions
-
-from training.evaluate import IOU_MIN, box_iou
 
 needs_models = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
 HEAD = default_models_dir() / LIGHT_COLOUR_FILE
 # photo 42 of the warm calibration set (data/stress_warm_calib/images/000042.jpg): its low 3r
 WARM_PHOTO, WARM_SWAPPED = 42, "L3:3r"
+
 
 def test_the_shipped_head_records_its_training_and_fits_the_shipped_reader():
     meta = json.loads(HEAD.read_text())
@@ -36,8 +36,22 @@ def test_the_shipped_head_records_its_training_and_fits_the_shipped_reader():
         assert head.weights.shape == (width, 4) and head.mean.shape == (width,)
         assert 0.0 <= head.blend <= 1.0 and head.temperature > 0 and meta["heads"][light]["boxes"] > 1000
 
+
 def test_a_folder_without_the_head_has_none(tmp_path):
     assert LightColourHeads.load(tmp_path / LIGHT_COLOUR_FILE) is None
+
+
+def test_heads_learnt_for_another_reader_are_refused(tmp_path):
+    # a retrained reader.onnx makes other embeddings: the heads must be made again, not misread them
+    meta = json.loads(HEAD.read_text())
+    meta["trained"]["reader"] = "0123456789abcdef"
+    (tmp_path / LIGHT_COLOUR_FILE).write_text(json.dumps(meta))
+    stale = LightColourHeads.load(tmp_path / LIGHT_COLOUR_FILE)
+    shipped = file_fingerprint(default_models_dir() / "reader.onnx")
+    with pytest.raises(ModelsMissing, match="another reader"):
+        stale.get("corrected", shipped)
+    assert LightColourHeads.load(HEAD).get("corrected", shipped) is not None
+
 
 def test_the_fit_is_reproducible_and_learns_the_colours():
     rng = np.random.default_rng(0)
@@ -55,6 +69,7 @@ def test_the_fit_is_reproducible_and_learns_the_colours():
     reader = LightColourHead(*(np.array(first[k]) for k in ("mean", "scale", "weights", "bias")), blend=0.0)
     assert np.array_equal(reader.logits(embedding, logits).argmax(axis=1), logits.argmax(axis=1))
 
+
 def _read_as(reading, photo) -> dict[str, str]:
     """Each labelled top face's token -> what the reading made of it (box IoU >= 0.5), or '-'."""
     out = {}
@@ -64,6 +79,7 @@ def _read_as(reading, photo) -> dict[str, str]:
         hits = [r.face.token for r in reading.dice if box_iou(r.box, die["box"]) >= IOU_MIN]
         out[f"{die['die']}:{die['value']}{die['color'][0]}"] = hits[0] if hits else "-"
     return out
+
 
 @needs_models
 def test_under_a_warm_lamp_the_head_reads_a_red_the_readers_colour_head_calls_orange():

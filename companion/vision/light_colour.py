@@ -22,6 +22,7 @@ import numpy as np
 
 from companion.vision.inks import Ink
 from companion.vision.reader import log_softmax
+from companion.vision.session import ModelsMissing
 from companion.vision.white_balance import BALANCE_CAST, LightCorrection
 
 # The photo lights a head may be learnt for: the training look's (a white reference, its cast
@@ -93,6 +94,8 @@ class LightColourHeads:
     """The heads of one file, by photo light (LIGHTS); a light without one keeps the reader's colour."""
 
     heads: dict[str, LightColourHead]
+    reader: str = ""  # the fingerprint of the reader whose embeddings they were learnt on (reader.file_fingerprint)
+    name: str = "light_colour.json"
 
     @classmethod
     def load(cls, path: Path) -> LightColourHeads | None:
@@ -100,7 +103,14 @@ class LightColourHeads:
         if not path.is_file():
             return None
         meta = json.loads(path.read_text())
-        return cls({light: LightColourHead.from_dict(h) for light, h in meta["heads"].items() if light in LIGHTS})
+        heads = {light: LightColourHead.from_dict(h) for light, h in meta["heads"].items() if light in LIGHTS}
+        return cls(heads, meta.get("trained", {}).get("reader", ""), path.name)
 
-    def get(self, kind: str | None) -> LightColourHead | None:
+    def get(self, kind: str | None, reader: str = "") -> LightColourHead | None:
+        """The head for the photo light `kind`. `reader`, the reader's fingerprint: heads learnt on
+        another reader's embeddings would read its features as noise, and are refused (ModelsMissing,
+        as for any models folder that cannot read: the scorepad then asks for the dice by hand)."""
+        if reader and self.reader and reader != self.reader:
+            raise ModelsMissing(f"{self.name} was learnt on the embeddings of another reader ({self.reader}, not "
+                                f"{reader}): make it again with python -m training.light_colour (models/README.md)")
         return None if kind is None else self.heads.get(kind)

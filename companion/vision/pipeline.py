@@ -218,7 +218,8 @@ def _colour_probs(work: WorkImage, detections: list[Detection], models: Models, 
     """The colour probabilities of the dice read: from the colour head learnt for the photo's
     light (`light`: light_colour.photo_kind) where the models have one, else the reader's, less
     sure of crops corrected from a light beyond the training look's than of the training look's."""
-    head = models.light_colour.get(light) if models.light_colour is not None and settings.light_colour_head else None
+    heads = models.light_colour if settings.light_colour_head else None
+    head = None if heads is None else heads.get(light, models.reader.fingerprint)
     if head is not None and embedding is not None:
         inks = ink_features(measure_inks(work.rgb, [d.box for d in detections], light=light_bodies)) if head.inks else None
         return softmax(head.logits(embedding, color_logits, inks), head.temperature)
