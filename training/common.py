@@ -94,6 +94,19 @@ def read_dataset(folder: str | Path, limit: int = 0) -> list[LabelledImage]:
 
 # ---------------------------------------------------------------- caches
 
+def per_photo(folder: str | Path, images: list[LabelledImage], done: dict, compute, save, every: int = 100) -> list:
+    """Each image's `compute(image)` in the order of `images`, taken from `done` (file name ->
+    result) where a run before already made it; `save(done)` every `every` photos and at the
+    end, so that a long run stopped halfway resumes where it was."""
+    for n, image in enumerate(images):
+        if image.path.name not in done:
+            done[image.path.name] = compute(image)
+        if (n + 1) % every == 0 or n + 1 == len(images):
+            save(done)
+            print(f"{folder}: {n + 1}/{len(images)} photos", flush=True)
+    return [done[image.path.name] for image in images]
+
+
 def _det_input(rgb: np.ndarray) -> tuple[np.ndarray, float]:
     import cv2
 

@@ -32,9 +32,8 @@ from companion.vision.detector import DetectorModel
 from companion.vision.models import CALIBRATION_FILE, DETECTOR_FILE, READER_FILE, Models, default_models_dir
 from companion.vision.reader import ReaderModel, softmax
 from companion.vision.pipeline import DEFAULT_SETTINGS, EXTRA_CANDIDATES, find_faces, read_boxes
-from training.common import LabelledImage, read_dataset
+from training.common import LabelledImage, per_photo, read_dataset
 
-IOU_MIN = 0.5
 CHECKPOINT = 100  # photos between cache writes
 
 
@@ -60,16 +59,9 @@ def photo_boxes(image: LabelledImage, models: Models) -> tuple[np.ndarray, np.nd
 
 
 def _labels(image: LabelledImage, boxes: list[tuple[float, float, float, float]], scores: list[float]) -> np.ndarray:
-    from training.evaluate import _cube_outline, _inside, box_iou
+    from training.evaluate import _cube_outline, _inside, match_boxes
 
-    labels = np.full(len(boxes), -1.0)
-    taken: set[int] = set()
-    for i in sorted(range(len(boxes)), key=lambda i: -scores[i]):  # as training.evaluate matches
-        best = max(((box_iou(boxes[i], t.box), j) for j, t in enumerate(image.dice) if j not in taken),
-                   default=(0.0, -1))
-        if best[0] >= IOU_MIN:
-            taken.add(best[1])
-            labels[i] = 0.0
+    labels = np.array([0.0 if j >= 0 else -1.0 for j in match_boxes(boxes, scores, image.dice)])
     for i, b in enumerate(boxes):
         if labels[i] < 0:
             centre = ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)
@@ -100,14 +92,8 @@ def collect(folder: Path, models: Models, cache_dir: Path, threshold: float | No
             if tuple(z["features_names"]) == FEATURES:
                 for name, f, y in zip(z["names"], np.split(z["x"], z["splits"]), np.split(z["y"], z["splits"])):
                     done[str(name)] = (f, y)
-    images = read_dataset(folder)
-    for n, image in enumerate(images):
-        if image.path.name not in done:
-            done[image.path.name] = photo_boxes(image, models)
-        if (n + 1) % CHECKPOINT == 0 or n + 1 == len(images):
-            _save(path, done)
-            print(f"{folder}: {n + 1}/{len(images)} photos", flush=True)
-    rows = [done[im.path.name] for im in images]
+    rows = per_photo(folder, read_dataset(folder), done, lambda image: photo_boxes(image, models),
+                     lambda done: _save(path, done), CHECKPOINT)
     return np.concatenate([r[0] for r in rows]), np.concatenate([r[1] for r in rows])
 
 

@@ -157,6 +157,19 @@ def box_iou(a, b) -> float:
     return inter / union if union > 0 else 0.0
 
 
+def match_boxes(boxes: list, scores: list[float], truths: list) -> list[int]:
+    """Per box, the index of the labelled die it reads, or -1: the surer boxes are matched
+    first, each to the free labelled top face it overlaps most, at box IoU >= IOU_MIN."""
+    taken: set[int] = set()
+    out = [-1] * len(boxes)
+    for i in sorted(range(len(boxes)), key=lambda i: -scores[i]):
+        best = max(((box_iou(boxes[i], t.box), j) for j, t in enumerate(truths) if j not in taken), default=(0.0, -1))
+        if best[0] >= IOU_MIN:
+            taken.add(best[1])
+            out[i] = best[1]
+    return out
+
+
 def evaluate_image(image: LabelledImage, models, settings: ReadSettings = DEFAULT_SETTINGS) -> ImageResult:
     t0 = time.perf_counter()
     work = load_work_image(image.path)
@@ -164,20 +177,17 @@ def evaluate_image(image: LabelledImage, models, settings: ReadSettings = DEFAUL
     ms = (time.perf_counter() - t0) * 1000
     out = ImageResult(image, ms=ms)
     truths = list(image.dice)
-    taken: set[int] = set()
+    scores = [d.score for d in result.detections]
+    matched = match_boxes([d.box for d in result.dice], scores, truths)
+    taken = {j for j in matched if j >= 0}
     matches: dict[int, Match] = {}
-    order = sorted(range(len(result.dice)), key=lambda i: -result.detections[i].score)
     out.sure_dice = sum(not d.uncertain for d in result.dice)
     extras = []
-    for i in order:
-        reading = result.dice[i]
-        ious = [(box_iou(reading.box, t.box), j) for j, t in enumerate(truths) if j not in taken]
-        best = max(ious, default=(0.0, -1))
-        if best[0] < IOU_MIN:
+    for i in sorted(range(len(result.dice)), key=lambda i: -scores[i]):
+        reading, j = result.dice[i], matched[i]
+        if j < 0:
             extras.append(reading)
             continue
-        j = best[1]
-        taken.add(j)
         if truths[j].ignored:
             continue  # a face mostly cut by the frame: reading it is neither right nor wrong
         matches[j] = Match(Face(truths[j].value, truths[j].color), truths[j].die, reading.face, reading.die,

@@ -31,9 +31,8 @@ from companion.vision.inks import light_cast, measure_inks
 from companion.vision.light_colour import INK_FEATURES, LIGHTS, head_inputs, ink_features, photo_kind
 from companion.vision.models import Models, default_models_dir, load_models
 from companion.vision.pipeline import DEFAULT_SETTINGS, EXTRA_CANDIDATES, find_faces, photo_light, read_boxes
-from training.common import LabelledImage, read_dataset
+from training.common import LabelledImage, per_photo, read_dataset
 
-IOU_MIN = 0.5
 CHECKPOINT = 100  # photos between cache writes
 EMBEDDING = 320
 
@@ -63,21 +62,16 @@ def photo_crops(image: LabelledImage, models: Models) -> tuple[np.ndarray, np.nd
 
 
 def _labels(image: LabelledImage, boxes: list[tuple[float, float, float, float]], scores: list[float]) -> np.ndarray:
-    from training.evaluate import box_iou
+    from training.evaluate import match_boxes
 
     labels = np.full(len(boxes), -1, dtype=np.int64)
-    taken: set[int] = set()
-    for i in sorted(range(len(boxes)), key=lambda i: -scores[i]):  # as training.evaluate matches
-        best = max(((box_iou(boxes[i], t.box), j) for j, t in enumerate(image.dice) if j not in taken),
-                   default=(0.0, -1))
-        if best[0] >= IOU_MIN:
-            taken.add(best[1])
-            if not image.dice[best[1]].ignored:
-                labels[i] = color_index(image.dice[best[1]].color)
+    for i, j in enumerate(match_boxes(boxes, scores, image.dice)):  # as training.evaluate matches
+        if j >= 0 and not image.dice[j].ignored:
+            labels[i] = color_index(image.dice[j].color)
     return labels
 
 
-def collect(folder: Path, models: Models, cache_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def collect(folder: Path, models: Models, cache_dir: Path) -> tuple[np.ndarray, ...]:
     """Every kept, labelled box's embedding, colour logits, colour and photo light in `folder`
     (cached, resumable)."""
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -88,14 +82,8 @@ def collect(folder: Path, models: Models, cache_dir: Path) -> tuple[np.ndarray, 
             parts = [np.split(z[k], z["splits"]) for k in ("e", "c", "y", "k", "i")]
             for name, *rows in zip(z["names"], *parts):
                 done[str(name)] = tuple(rows)
-    images = read_dataset(folder)
-    for n, image in enumerate(images):
-        if image.path.name not in done:
-            done[image.path.name] = photo_crops(image, models)
-        if (n + 1) % CHECKPOINT == 0 or n + 1 == len(images):
-            _save(path, done)
-            print(f"{folder}: {n + 1}/{len(images)} photos", flush=True)
-    rows = [done[im.path.name] for im in images]
+    rows = per_photo(folder, read_dataset(folder), done, lambda image: photo_crops(image, models),
+                     lambda done: _save(path, done), CHECKPOINT)
     e, c, y, k, i = (np.concatenate([r[n] for r in rows]) for n in range(5))
     return e[y >= 0], c[y >= 0], y[y >= 0], k[y >= 0], i[y >= 0]
 
