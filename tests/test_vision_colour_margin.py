@@ -37,8 +37,8 @@ def _die_on(reading, photo: Path, token: str):
 ])
 def test_a_colour_the_reader_was_far_less_sure_of_is_flagged(name, truth, read):
     photo, models = PHOTOS / name, load_models()
-    # with the reader's own colour head (the colour heads per light, light_colour.py, make the
-    # decoder less sure of the cold photo's 2, 0.95, and it is flagged there too)
+    # with the reader's own colour head: a colour head for the photo's light (light_colour.py),
+    # where the models have one, would change how sure the decoder is
     reader = ReadSettings(light_colour_head=False)
     die = _die_on(read_image(photo, models, reader), photo, truth)
     assert die.face.token == read and die.confidence >= 0.98  # misread, and the decoder is sure of it

@@ -207,7 +207,7 @@ def test_a_reading_the_set_cannot_produce_is_flagged():
     assert plain.face.token == "5o" and not plain.uncertain
     (forced,) = analyse(work, models, ReadSettings(), without_h3).dice
     assert forced.face.token != "5o" and forced.uncertain
-    # what the flag adds: with the reader's own colour head (no colour head per light) the forced
+    # what the flag adds: with the reader's own colour head (light_colour.py's heads off) the forced
     # reading is about 0.95 sure, at the edge of the confidence's own flag
     # (DecodeSettings.uncertain_below), which is lowered here to tell the two apart
     (reader_forced,) = analyse(work, models, ReadSettings(light_colour_head=False), without_h3).dice
@@ -243,7 +243,8 @@ def test_under_a_warm_lamp_an_ink_that_disputes_a_sure_colour_is_flagged():
     # navy dice, no white reference: alone, the reader's own colour head calls the blue 10 and 8
     # green, the 10 at 0.999 and without a flag. The photo's inks fix the unsure 8; the 10's ink
     # looks like the photo's blues, but the reader is too sure to be moved: it is flagged instead
-    # (the colour head for dark bodies, light_colour.py, reads the 8 blue already: left out here)
+    # (a colour head for dark bodies, light_colour.py, where the models have one, could read the
+    # 8 blue already: left out here)
     data, truth = _warm_photo(11)
     models = load_models()
     alone = read_image(data, models, ReadSettings(joint_colour=False, light_colour_head=False))
@@ -254,7 +255,7 @@ def test_under_a_warm_lamp_an_ink_that_disputes_a_sure_colour_is_flagged():
     assert next(d for d in joint.dice if d.face.token == "10g").uncertain
     quiet = read_image(data, models, ReadSettings(flag_colour_disputes=False, light_colour_head=False))
     assert not next(d for d in quiet.dice if d.face.token == "10g").uncertain  # what the flag adds
-    shipped = read_image(data, models)  # the head for dark bodies: the 8 blue, the sure 10 still flagged
+    shipped = read_image(data, models)  # as shipped: the 8 blue, the sure 10 still flagged
     assert "8b" in _tokens(shipped) and next(d for d in shipped.dice if d.face.token == "10g").uncertain
 
 
