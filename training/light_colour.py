@@ -1,8 +1,8 @@
-"""Train the colour heads per photo light (companion/vision/light_colour.py).
+"""Train the colour heads per photo light (companion/vision/light_colour.py); the shipped file
+holds the head for crops corrected from an unusual light:
 
     .venv/bin/python -m training.light_colour --data data/light_train/{warm,warm_tilt,warm_dark,cold,cold_dark} \\
-        --lights corrected dark usual --blend 0.5 0.75 0.75 --temperature 1.35 1.35 1.05 --steps 1000 --l2 0.003 \\
-        --out models/light_colour.json
+        --lights corrected --blend 0.5 --temperature 1.35 --steps 1000 --l2 0.003 --out models/light_colour.json
 
 Each photo goes through the shipped pipeline up to the reader (models/, as analyse runs it):
 every box the face head keeps, matched to a labelled top face (IoU >= 0.5, as training.evaluate
