@@ -189,10 +189,10 @@ def analyse(
     value_probs = softmax(value_logits, cal.value_temperature)
     # the photo's light, told by the bodies of the boxes read (None: no white reference)
     cast = light_cast(work.rgb, [d.box for d in detections])
-    color_probs = _colour_probs(work, detections, models, photo_kind(light, cast), color_logits,
-                                None if read.embedding is None else read.embedding[keep], settings, cast is not None)
+    embedding = None if read.embedding is None else read.embedding[keep]
+    color_probs = _colour_probs(work, detections, models, photo_kind(light, cast), color_logits, embedding, settings,
+                                cast is not None)
     if profile is not None:  # what this table's confirmed dice taught, before the set's constraint
-        embedding = None if read.embedding is None else read.embedding[keep]
         value_probs, color_probs = profile.adjust(embedding, value_probs, color_probs)
     decoded = decode(value_probs, color_probs, dice_set, settings.decoding)
     unsure = _scene_flags(detections, faces[keep], value_probs, color_probs, decoded, cast, settings)
