@@ -20,10 +20,11 @@ from training.evaluate import IOU_MIN, box_iou
 
 needs_models = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
 PHOTO = Path(__file__).parent / "photos" / "blender_calib_000023.jpg"
-# every flag but the inks' off, the decoder's confidence included: what is flagged is the inks' doing
+# every flag but the inks' off, the decoder's confidence included: what is flagged is the inks' doing;
+# and the reader's colours left as they are (joint_colour.usual_light_colours would move the orange 10)
 INKS_ONLY = dict(decoding=DecodeSettings(uncertain_below=0.0), flag_turn_disagreement=False,
                  flag_doubtful_photos=False, flag_set_changes=False, flag_second_boxes=False, flag_colour_margin=False,
-                 flag_unknown_light=False)
+                 flag_unknown_light=False, usual_light_joint=False)
 
 
 def _truth() -> list[dict]:

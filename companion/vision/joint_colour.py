@@ -39,6 +39,15 @@ MIN_CHROMA = 0.15  # of the photo's median: an ink this faint is not measured at
 MIN_PAIR_MASS = 0.5  # the reader's probability for the pair that makes a die one of its dice
 INK_WEIGHT = 0.5  # the inks' evidence against the reader's (log-likelihoods), chosen on the calibration sets
 DISPUTE_SURE = 0.9  # chosen on the calibration sets
+# Under the usual light the reader alone is nearly always right, and the inks of small faces
+# less sure than it: there the photo's inks move only a die the reader is unsure of (its
+# pair's colour under USUAL_UNSURE of the pair's probability) whose own ink is colourful
+# (chroma at least USUAL_MIN_CHROMA), and the two inks of a pair may lie closer (USUAL_GAPS
+# degrees: under a daylight or Blender's light an orange 10 measures 17-25 degrees from the
+# photo's red). Chosen on the calibration sets (the Blender-rendered one's orange 10s read red).
+USUAL_UNSURE = 0.9
+USUAL_MIN_CHROMA = 0.04
+USUAL_GAPS = (15, 20)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,8 +59,28 @@ class JointColours:
     disputed: np.ndarray
 
 
-def joint_colours(color_probs: np.ndarray, inks: list[Ink]) -> JointColours:
-    """The photo's colour probabilities (n, 4), each pair's split decided for all its dice at once."""
+def usual_light_colours(color_probs: np.ndarray, inks: list[Ink]) -> JointColours:
+    """As joint_colours under the usual light: the photo's dice decided together (their pairs'
+    inks at least USUAL_GAPS apart), but only the dice the reader is unsure of, with a colourful
+    ink, take the photo's colours; every other die keeps the reader's."""
+    probs = np.asarray(color_probs, dtype=np.float64)
+    movable = np.array([ink.chroma >= USUAL_MIN_CHROMA for ink in inks], dtype=bool).reshape(len(probs))
+    unsure = np.zeros(len(probs), dtype=bool)
+    for first, second, _, _ in PAIRS:
+        a, b = color_index(first), color_index(second)
+        mass = probs[:, a] + probs[:, b]
+        unsure |= (mass >= MIN_PAIR_MASS) & (np.maximum(probs[:, a], probs[:, b]) < USUAL_UNSURE * mass)
+    movable &= unsure
+    if not movable.any():  # nearly every photo: the reader's colours as they are
+        return JointColours(probs.copy(), movable, movable.copy())
+    joint = joint_colours(probs, inks, USUAL_GAPS)
+    return JointColours(np.where(movable[:, None], joint.probs, probs), joint.moved & movable,
+                        joint.disputed & movable)
+
+
+def joint_colours(color_probs: np.ndarray, inks: list[Ink], gaps: tuple[int, int] | None = None) -> JointColours:
+    """The photo's colour probabilities (n, 4), each pair's split decided for all its dice at
+    once (`gaps`: per pair, the least gap between its two inks; None: PAIRS')."""
     probs = np.array(color_probs, dtype=np.float64, copy=True)
     moved = np.zeros(len(probs), dtype=bool)
     disputed = np.zeros(len(probs), dtype=bool)
@@ -60,7 +89,8 @@ def joint_colours(color_probs: np.ndarray, inks: list[Ink]) -> JointColours:
     if scale <= 0.0:
         return JointColours(probs, moved, disputed)
     faint = chroma / scale
-    for first, second, hues, gap in PAIRS:
+    for pair, (first, second, hues, gap) in enumerate(PAIRS):
+        gap = gap if gaps is None else gaps[pair]
         a, b = color_index(first), color_index(second)
         grid = np.arange(hues[0], hues[1], 1.0)  # the photo's ink hue, one degree apart
         mass = probs[:, a] + probs[:, b]

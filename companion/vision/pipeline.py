@@ -19,7 +19,7 @@ from companion.vision.detector import Detection, DetectorModel
 from companion.vision.doubts import colour_margin_doubts, doubtful_photo, ink_doubts, turn_doubts
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
 from companion.vision.inks import light_cast, measure_inks
-from companion.vision.joint_colour import joint_colours
+from companion.vision.joint_colour import joint_colours, usual_light_colours
 from companion.vision.light_colour import ink_features, photo_kind
 from companion.vision.models import Models, load_models
 from companion.vision.profile import Profile
@@ -233,13 +233,18 @@ def _joint_decode(
     """The dice decoded with the colours the photo's inks decide together (joint_colour.py), and
     which to flag: whatever the reading of each die alone flags, every die the photo reads
     otherwise, and every die whose ink disputes the reader's colour (a change is never silent,
-    and surer colours never hide a die's other doubts). Only under a light beyond the training
-    look's, or without a white reference (dark bodies): under the usual light the inks, measured
+    and surer colours never hide a die's other doubts). Under the usual light the inks, measured
     on small faces, are less sure than the reader (on the tilted calibration set they moved
-    more right colours than wrong)."""
-    if _usual_light(cast):
-        return alone, alone_unsure  # under the training look's light the reader alone is right nearly always
-    joint = joint_colours(color_probs, measure_inks(work.rgb, [d.box for d in detections], light=cast is not None))
+    more right colours than wrong): there they move only the dice the reader is unsure of."""
+    usual = _usual_light(cast)
+    if usual and not settings.usual_light_joint:
+        return alone, alone_unsure
+    inks = measure_inks(work.rgb, [d.box for d in detections], light=cast is not None)
+    # under the training look's light the reader alone is right nearly always: there the inks
+    # move only the dice it is unsure of (joint_colour.usual_light_colours)
+    joint = usual_light_colours(color_probs, inks) if usual else joint_colours(color_probs, inks)
+    if usual and not joint.moved.any() and np.array_equal(joint.probs, color_probs):
+        return alone, alone_unsure
     decoded = decode(value_probs, joint.probs, dice_set, settings.decoding)
     # the set's constraint is still judged against what the reader itself saw
     unsure = _scene_flags(detections, faces, value_probs, color_probs, decoded, cast, settings) | alone_unsure

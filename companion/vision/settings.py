@@ -70,6 +70,8 @@ class ReadSettings:
     light_colour_head: bool = True
     # decide the ink colours of a photo's dice together (joint_colour.py), under an unusual light or on dark bodies
     joint_colour: bool = True
+    # with joint_colour, under the usual light too, for the dice the reader is unsure of (joint_colour.usual_light_colours)
+    usual_light_joint: bool = True
     # with joint_colour, also flag a die whose ink, among the photo's others, says the other colour of
     # its pair while the reader is too sure to be moved
     flag_colour_disputes: bool = True
