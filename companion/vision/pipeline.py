@@ -200,7 +200,7 @@ def analyse(
         decoded, unsure = _joint_decode(work, detections, faces[keep], value_probs, color_probs, decoded, unsure,
                                         cast, dice_set, settings)
     if settings.flag_ink_doubts and _usual_light(cast):
-        # under the usual light the reader's colour alone decides; the photo's inks may still doubt it (doubts.py)
+        # under the usual light the reader's colour decides a sure die; the photo's inks may still doubt it (doubts.py)
         inks = measure_inks(work.rgb, [d.box for d in detections], light=True)
         unsure |= ink_doubts(color_logits, inks, cal.color_temperature)
     unsure |= second[keep] & settings.flag_second_boxes

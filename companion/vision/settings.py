@@ -69,6 +69,7 @@ class ReadSettings:
     # the colour of crops so corrected from the head learnt for them (light_colour.py), when the models have one
     light_colour_head: bool = True
     # decide the ink colours of a photo's dice together (joint_colour.py), under an unusual light or on dark bodies
+    # (under the usual light only for the dice the reader is unsure of: usual_light_joint)
     joint_colour: bool = True
     # with joint_colour, under the usual light too, for the dice the reader is unsure of (joint_colour.usual_light_colours)
     usual_light_joint: bool = True
@@ -83,7 +84,7 @@ class ReadSettings:
     flag_unknown_light: bool = True  # ... and as much where no white reference tells the light (dark bodies)
     flag_turn_disagreement: bool = True  # flag a die whose reader turns disagree, unless it is sure (doubts.py)
     flag_doubtful_photos: bool = True  # in a photo with a doubtful box, flag the boxes not quite a face (doubts.py)
-    # under the usual light, where the reader's colour alone decides, flag a die whose colour the photo's
+    # under the usual light, where the reader's colour decides a sure die, flag a die whose colour the photo's
     # inks, weighed together, would move or dispute (doubts.ink_doubts; never moves a colour)
     flag_ink_doubts: bool = True
     # flag a die whose reader colour is far less sure than the photo's other dice' (doubts.colour_margin_doubts)
