@@ -32,7 +32,7 @@ def test_the_shipped_head_records_its_training_and_fits_the_shipped_reader():
     heads = LightColourHeads.load(HEAD)
     assert heads is not None and heads.heads and set(heads.heads) <= set(LIGHTS)
     for light, head in heads.heads.items():
-        width = EMBEDDING + 4 + (INK_FEATURES if head.inks else 0)
+        width = (EMBEDDING + 4) * (2 if head.relative else 1) + (INK_FEATURES if head.inks else 0)
         assert head.weights.shape == (width, 4) and head.mean.shape == (width,)
         assert 0.0 <= head.blend <= 1.0 and head.temperature > 0 and meta["heads"][light]["boxes"] > 1000
 
@@ -68,6 +68,20 @@ def test_the_fit_is_reproducible_and_learns_the_colours():
     # blend 0: the reader's colour alone
     reader = LightColourHead(*(np.array(first[k]) for k in ("mean", "scale", "weights", "bias")), blend=0.0)
     assert np.array_equal(reader.logits(embedding, logits).argmax(axis=1), logits.argmax(axis=1))
+
+
+def test_relative_inputs_are_each_die_against_its_photos_others():
+    rng = np.random.default_rng(1)
+    embedding, logits = rng.normal(size=(6, EMBEDDING)), rng.normal(size=(6, 4))
+    plain, relative = head_inputs(embedding, logits), head_inputs(embedding, logits, relative=True)
+    width = EMBEDDING + 4
+    assert relative.shape == (6, 2 * width) and np.array_equal(relative[:, :width], plain)
+    # one light for all dice: what it adds to every crop's features leaves the relative part as it was
+    lit = head_inputs(embedding + rng.normal(size=EMBEDDING), logits, relative=True)
+    assert np.allclose(lit[:, width:], relative[:, width:])
+    assert not np.allclose(lit[:, :width], relative[:, :width])
+    # and a die's relative features depend on the photo's other dice
+    assert not np.allclose(head_inputs(embedding[:3], logits[:3], relative=True)[:, width:], relative[:3, width:])
 
 
 def _read_as(reading, photo) -> dict[str, str]:

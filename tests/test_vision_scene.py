@@ -229,13 +229,16 @@ def test_under_a_warm_lamp_the_photos_own_inks_tell_its_reds_from_its_oranges():
     # yellow dice under a 2210 K lamp: judged alone, the orange 5 is read red. Measured as the
     # mean of each face's centre against its body, its ink (36 degrees) is one with the photo's
     # orange 4 and 6 (39) and far from its reds (310-327)
+    # (with the reader's own colour head: the colour head for corrected crops, light_colour.py,
+    # reads this photo's 4o and a Wr wrong when judged alone, and right with the inks)
     data, truth = _warm_photo(47)
     models = load_models()
-    alone = read_image(data, models, ReadSettings(joint_colour=False))
+    alone = read_image(data, models, ReadSettings(joint_colour=False, light_colour_head=False))
     assert _tokens(alone) == sorted({"5o": "5r"}.get(t, t) for t in truth)
-    joint = read_image(data, models)  # the default: the photo's colours decided together
+    joint = read_image(data, models, ReadSettings(light_colour_head=False))  # the photo's colours decided together
     assert _tokens(joint) == truth
     assert next(d for d in joint.dice if d.face.token == "5o").uncertain  # moved: flagged
+    assert _tokens(read_image(data, models)) == truth  # the shipped settings, the head's colours with the inks
 
 
 @needs_models

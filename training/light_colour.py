@@ -2,12 +2,14 @@
 holds the head for crops corrected from an unusual light:
 
     .venv/bin/python -m training.light_colour --data data/light_train/{warm,warm_tilt,warm_dark,cold,cold_dark} \\
-        --lights corrected --blend 0.5 --temperature 1.35 --steps 1000 --l2 0.003 --out models/light_colour.json
+        --lights corrected --relative --blend 1.0 --temperature 1.35 --steps 1000 --l2 0.003 --out models/light_colour.json
 
 Each photo goes through the shipped pipeline up to the reader (models/, as analyse runs it):
-every box the face head keeps, matched to a labelled top face (IoU >= 0.5, as training.evaluate
-matches), gives the reader's embedding and colour logits of its crop (corrected for the light as
-the pipeline corrects it), its true colour and the photo's light (light_colour.photo_kind).
+every box it reads as a die (analyse's kept boxes), matched to a labelled top face (IoU >= 0.5,
+as training.evaluate matches), gives the reader's embedding and colour logits of its crop
+(corrected for the light as the pipeline corrects it), its true colour and the photo's light
+(light_colour.photo_kind); with `--relative` the inputs also hold each box's features less the
+means of its photo's kept boxes (light_colour.head_inputs), as the pipeline gives them.
 Features are cached per folder in data/cache/light_colour-<folder>.npz (resumable). For each
 light of `--lights`, a multinomial logistic regression (numpy, full-batch Adam on standardised
 inputs, from zero weights: no randomness) is fit on the boxes under that light with the steps
@@ -24,13 +26,14 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from companion.dice import MAX_DICE
+from companion.dice import MAX_DICE, standard_set
 from companion.vision.decoder import color_index
 from companion.vision.image_io import load_work_image
 from companion.vision.inks import light_cast, measure_inks
 from companion.vision.light_colour import INK_FEATURES, LIGHTS, head_inputs, ink_features, photo_kind
 from companion.vision.models import Models, default_models_dir, load_models
-from companion.vision.pipeline import DEFAULT_SETTINGS, EXTRA_CANDIDATES, find_faces, photo_light, read_boxes
+from companion.vision.pipeline import (DEFAULT_SETTINGS, EXTRA_CANDIDATES, _cubes, _kept_boxes, find_faces, photo_light,
+                                       read_boxes)
 from training.common import LabelledImage, per_photo, read_dataset
 
 CHECKPOINT = 100  # photos between cache writes
@@ -50,7 +53,10 @@ def photo_crops(image: LabelledImage, models: Models) -> tuple[np.ndarray, np.nd
     light = photo_light(work, dets, DEFAULT_SETTINGS)
     read = read_boxes(work, dets, models, DEFAULT_SETTINGS, light)
     faces = read.face_probability()
-    keep = [i for i in range(len(dets)) if faces is None or faces[i] >= models.calibration.face_threshold]
+    faces = np.ones(len(dets)) if faces is None else faces
+    # the boxes the pipeline reads as dice (analyse): a relative head's photo means are over them
+    keep, _ = _kept_boxes(dets, faces, models.calibration.face_threshold, DEFAULT_SETTINGS, None,
+                          lambda kept: _cubes(work, dets, faces, read, models, kept, standard_set()))
     if not keep or read.embedding is None:
         return empty
     boxes = [work.to_full(dets[i].box) for i in keep]
@@ -71,9 +77,9 @@ def _labels(image: LabelledImage, boxes: list[tuple[float, float, float, float]]
     return labels
 
 
-def collect(folder: Path, models: Models, cache_dir: Path) -> tuple[np.ndarray, ...]:
-    """Every kept, labelled box's embedding, colour logits, colour and photo light in `folder`
-    (cached, resumable)."""
+def collect(folder: Path, models: Models, cache_dir: Path) -> list[tuple[np.ndarray, ...]]:
+    """Per photo of `folder`, its kept boxes' embeddings, colour logits, colours (-1: no labelled
+    top face), photo light and ink features (photo_crops; cached, resumable)."""
     cache_dir.mkdir(parents=True, exist_ok=True)
     path = cache_dir / f"light_colour-{folder.name}.npz"
     done: dict[str, tuple[np.ndarray, ...]] = {}
@@ -82,10 +88,17 @@ def collect(folder: Path, models: Models, cache_dir: Path) -> tuple[np.ndarray, 
             parts = [np.split(z[k], z["splits"]) for k in ("e", "c", "y", "k", "i")]
             for name, *rows in zip(z["names"], *parts):
                 done[str(name)] = tuple(rows)
-    rows = per_photo(folder, read_dataset(folder), done, lambda image: photo_crops(image, models),
+    return per_photo(folder, read_dataset(folder), done, lambda image: photo_crops(image, models),
                      lambda done: _save(path, done), CHECKPOINT)
-    e, c, y, k, i = (np.concatenate([r[n] for r in rows]) for n in range(5))
-    return e[y >= 0], c[y >= 0], y[y >= 0], k[y >= 0], i[y >= 0]
+
+
+def inputs(rows: list[tuple[np.ndarray, ...]], inks: bool, relative: bool) -> tuple[np.ndarray, ...]:
+    """The head's inputs (head_inputs, each photo's boxes together), colours and photo lights of
+    every labelled box of `rows` (collect's, one per photo)."""
+    x = [head_inputs(r[0], r[1], r[4] if inks else None, relative) for r in rows if len(r[2])]
+    y, k = (np.concatenate([r[n] for r in rows if len(r[2])]) for n in (2, 3))
+    x = np.concatenate(x).reshape(len(y), -1)
+    return x[y >= 0], y[y >= 0], k[y >= 0]
 
 
 def _save(path: Path, done: dict[str, tuple[np.ndarray, ...]]) -> None:
@@ -138,21 +151,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--temperature", type=float, nargs="+", default=[1.0],
                     help="per light of --lights, the decoder's temperature for the blend")
     ap.add_argument("--inks", action="store_true", help="the heads also take the faces' measured inks (ink_features)")
+    ap.add_argument("--relative", action="store_true",
+                    help="the heads also take each box's features less its photo's means (head_inputs)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
     if len(args.blend) != len(args.lights) or len(args.temperature) != len(args.lights):
         ap.error("give one --blend and one --temperature per light of --lights")
     cv2.setNumThreads(1)
     models = load_models(Path(args.models) if args.models else default_models_dir())
-    parts = [collect(Path(d), models, Path(args.cache)) for d in args.data]
-    e, c, y, k, i = (np.concatenate([p[n] for p in parts]) for n in range(5))
+    x, y, k = inputs([r for d in args.data for r in collect(Path(d), models, Path(args.cache))], args.inks,
+                     args.relative)
     heads = {}
     for light, blend, temperature in zip(args.lights, args.blend, args.temperature):
         under = k == LIGHTS.index(light)
         print(f"{light}: {int(under.sum())} boxes; per colour {np.bincount(y[under], minlength=4).tolist()}", flush=True)
-        x = head_inputs(e[under], c[under], i[under] if args.inks else None)
-        heads[light] = {**fit(x, y[under], args.steps, args.l2), "blend": blend, "temperature": temperature,
-                        "inks": args.inks, "boxes": int(under.sum())}
+        heads[light] = {**fit(x[under], y[under], args.steps, args.l2), "blend": blend, "temperature": temperature,
+                        "inks": args.inks, "relative": args.relative, "boxes": int(under.sum())}
     meta = {"heads": heads, "trained": {"data": [str(d) for d in args.data], "steps": args.steps, "l2": args.l2,
                                         "reader": models.reader.fingerprint}}
     Path(args.out).write_text(json.dumps(meta) + "\n")

@@ -55,10 +55,16 @@ def ink_features(inks: list[Ink]) -> np.ndarray:
                     axis=1).reshape(-1, INK_FEATURES)
 
 
-def head_inputs(embedding: np.ndarray, color_logits: np.ndarray, inks: np.ndarray | None = None) -> np.ndarray:
-    """(n, d + 4 [+ INK_FEATURES]): the reader's embedding of each crop, its colour
-    log-probabilities and (given) its ink_features."""
+def head_inputs(embedding: np.ndarray, color_logits: np.ndarray, inks: np.ndarray | None = None,
+                relative: bool = False) -> np.ndarray:
+    """(n, d + 4 [+ d + 4] [+ INK_FEATURES]): the reader's embedding of each crop, its colour
+    log-probabilities, (`relative`) both less their means over the photo's dice (the rows given:
+    one photo's), and (given) its ink_features."""
     parts = [np.asarray(embedding, dtype=np.float64), log_softmax(np.asarray(color_logits, np.float64))]
+    if relative:
+        # one light for all dice: what it adds to every crop's features drops out of each
+        # die's difference from the photo's mean, and the die is judged against its photo's others
+        parts += [x - x.mean(axis=0, keepdims=True) for x in parts]
     return np.concatenate(parts + ([] if inks is None else [np.asarray(inks, dtype=np.float64)]), axis=1)
 
 
@@ -73,18 +79,19 @@ class LightColourHead:
     blend: float = 1.0
     temperature: float = 1.0  # what the decoder divides the blended logits by (chosen on the calibration sets)
     inks: bool = False  # the inputs include the faces' ink_features
+    relative: bool = False  # the inputs include the features less their photo's means (head_inputs)
 
     @classmethod
     def from_dict(cls, meta: dict) -> LightColourHead:
         return cls(np.array(meta["mean"]), np.array(meta["scale"]), np.array(meta["weights"]),
                    np.array(meta["bias"]), float(meta.get("blend", 1.0)), float(meta.get("temperature", 1.0)),
-                   bool(meta.get("inks", False)))
+                   bool(meta.get("inks", False)), bool(meta.get("relative", False)))
 
     def logits(self, embedding: np.ndarray, color_logits: np.ndarray, inks: np.ndarray | None = None) -> np.ndarray:
         """(n, 4) colour logits for the crops whose reader embedding and colour logits (and, for a
-        head that takes them, ink_features) are given: the head's log-probabilities blended with
-        the reader's (see `blend`)."""
-        z = (head_inputs(embedding, color_logits, inks if self.inks else None) - self.mean) / self.scale
+        head that takes them, ink_features) are given, all of one photo's dice for a `relative`
+        head: the head's log-probabilities blended with the reader's (see `blend`)."""
+        z = (head_inputs(embedding, color_logits, inks if self.inks else None, self.relative) - self.mean) / self.scale
         head = log_softmax(z @ self.weights + self.bias)
         return self.blend * head + (1.0 - self.blend) * log_softmax(np.asarray(color_logits, np.float64))
 
