@@ -5,7 +5,9 @@ the crops are corrected half of the way back (white_balance.py), but what is lef
 still moves a red towards the orange the reader learnt (a blue towards its green); on dark
 bodies nothing tells the light at all. The reader's features of a crop (its `embedding`
 output, what its heads read) still tell the inks apart: for each photo light (LIGHTS) a
-multinomial logistic regression on them and on the reader's colour log-probabilities, learnt
+multinomial logistic regression on them and on the reader's colour log-probabilities (and, for
+a `relative` head, on both less their means over the photo's dice: every die of a photo is lit
+by the same light, so the die is judged against its photo's others), learnt
 from training-split photos under warm and cold lights with their crops taken as the pipeline
 takes them (training/light_colour.py), gives the colour, blended with the reader's. It is read
 from models/light_colour.json; without that file (or a head for the photo's light) the
