@@ -2,7 +2,7 @@
 holds the head for crops corrected from an unusual light:
 
     .venv/bin/python -m training.light_colour --data data/light_train/{warm,warm_tilt,warm_dark,cold,cold_dark} \\
-        --lights corrected --relative --blend 1.0 --temperature 1.35 --steps 1000 --l2 0.003 --out models/light_colour.json
+        --lights corrected --relative --blend 0.75 --temperature 1.35 --steps 1000 --l2 0.003 --out models/light_colour.json
 
 Each photo goes through the shipped pipeline up to the reader (models/, as analyse runs it):
 every box it reads as a die (analyse's kept boxes), matched to a labelled top face (IoU >= 0.5,
