@@ -31,6 +31,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any
 
 from companion.vision.decoder import DecodeSettings
 
@@ -108,7 +109,8 @@ class ReadSettings:
     def without_scene_flags(self) -> ReadSettings:
         """These settings with every `flag_*` switch off: the decoder's own confidence alone
         flags a die, for comparing what the scene step's flags add."""
-        return replace(self, **{f.name: False for f in fields(self) if f.name.startswith("flag_")})
+        off: dict[str, Any] = {f.name: False for f in fields(self) if f.name.startswith("flag_")}
+        return replace(self, **off)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ReadSettings:
