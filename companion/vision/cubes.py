@@ -55,13 +55,6 @@ SAME_CUBE_REACH = 1.0
 # dropped as the other's side face: a side face shows another face of its own die, while
 # only about one in five pairs of the set's faces share a die
 SAME_DIE = 0.1
-# A box the model only half takes for a side face (from LEANING_SIDE) is still one when what
-# the photo shows of its cube agrees: it lies toward the camera from its cube's other box
-# (TOWARD_CAMERA: the cosine between the offset and the way the photo's faces grow), where a
-# cube shows its side faces, and the two readings are surely two faces of one die (SAME_DIE_SURE).
-LEANING_SIDE = 0.3
-TOWARD_CAMERA = 0.5
-SAME_DIE_SURE = 0.5
 # One top face boxed twice, no side face: a box over the "1" of a surer box's "10" in the same
 # colour, covered by it for at least TEN_COVERED of its area, reads a 1 that is not there; and
 # a box closer than SAME_FACE_REACH box sizes to a surer box that reads the same face is that
@@ -145,7 +138,7 @@ def decide(
     side = model.side_probability(box_features(rgb, detections, faces, value_probs.max(axis=1),
                                                colour_probs.max(axis=1)))
     pairs = _Pairs(detections, faces, side, same_die(value_probs, colour_probs, dice_set or standard_set()),
-                   _toward_camera(detections), value_probs.argmax(axis=1), colour_probs.argmax(axis=1))
+                   value_probs.argmax(axis=1), colour_probs.argmax(axis=1))
     drop, kept_for = _second_on_cube(pairs, model)
     # which of the two is the top face is not certain either: the one kept is flagged
     return CubeDecision(drop, (near | kept_for | (side >= model.flag)) & ~drop)
@@ -159,7 +152,6 @@ class _Pairs:
     faces: Sequence[float] | np.ndarray
     side: np.ndarray  # P(side face), per box
     together: np.ndarray  # (n, n): same_die
-    toward: np.ndarray  # (n, n): _toward_camera
     value: np.ndarray  # the reader's value class, per box
     colour: np.ndarray  # the reader's colour class, per box
 
@@ -191,16 +183,12 @@ def _second_on_cube(pairs: _Pairs, model: CubeModel) -> tuple[np.ndarray, np.nda
 
 def _side_face_of(pairs: _Pairs, i: int, j: int, sure: list[float], model: CubeModel) -> bool:
     """Is box j the top face of the cube box i is a side face of, by every sign? Box i is likely
-    a side face (from `model.drop`, with readings that can be two faces of one die, SAME_DIE:
-    a side face shows another face of its own die, while two dice side by side rarely can), or
-    half likely (from LEANING_SIDE) and lies toward the camera from j (TOWARD_CAMERA) with
-    readings that surely are two faces of one die (SAME_DIE_SURE); j is less likely a side face,
-    and surer or itself unflagged."""
-    side, together = pairs.side, pairs.together[i, j]
-    if not (side[j] < side[i] and (sure[j] > sure[i] or side[j] < model.flag)):
-        return False
-    return bool((side[i] >= model.drop and together >= SAME_DIE)
-                or (side[i] >= LEANING_SIDE and together >= SAME_DIE_SURE and pairs.toward[i, j] >= TOWARD_CAMERA))
+    a side face (from `model.drop`), j less so, and surer or itself unflagged, and the two
+    readings can be two faces of one die of the set (SAME_DIE: a side face shows another face
+    of its own die, while two dice side by side rarely can)."""
+    side = pairs.side
+    return bool(side[i] >= model.drop and side[j] < side[i] and (sure[j] > sure[i] or side[j] < model.flag)
+                and pairs.together[i, j] >= SAME_DIE)
 
 
 def _boxed_twice(pairs: _Pairs, i: int, j: int, sure: list[float]) -> bool:
@@ -212,20 +200,6 @@ def _boxed_twice(pairs: _Pairs, i: int, j: int, sure: list[float]) -> bool:
     if pairs.value[i] == value_index(1) and pairs.value[j] == value_index(10):
         return _overlap(a, b) >= TEN_COVERED
     return bool(pairs.value[i] == pairs.value[j] and _near(a, b) < SAME_FACE_REACH)
-
-
-def _toward_camera(detections: Sequence[Detection]) -> np.ndarray:
-    """(n, n): how much box i lies toward the camera from box j (the cosine between their
-    offset and `_nearer`; 0 under 3 boxes)."""
-    n = len(detections)
-    out = np.zeros((n, n))
-    centres = np.array([_centre(d) for d in detections]).reshape(-1, 2)
-    nearer = _nearer(centres, np.log(np.array([max(_size(d), 1.0) for d in detections])))
-    if nearer is None:
-        return out
-    offsets = centres[:, None, :] - centres[None, :, :]
-    lengths = np.linalg.norm(offsets, axis=2) * np.linalg.norm(nearer) + 1e-9
-    return offsets @ nearer / lengths
 
 
 def same_die(value_probs: np.ndarray, colour_probs: np.ndarray, dice_set: DiceSet) -> np.ndarray:
