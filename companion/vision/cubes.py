@@ -25,7 +25,9 @@ a side face, surer or itself unflagged) and the two readings can be two faces of
 set (`same_die`: a side face shows another face of its own die, while only about one in five
 pairs of the set's faces share a die, so two dice side by side rarely pass). The pipeline
 drops it (the die is then read once, and the box kept is flagged); with
-ReadSettings(one_per_cube=False) it flags it instead. It also flags a box whose probability
+ReadSettings(one_per_cube=False) it flags it instead. So it does with a box that is its
+cube's top face boxed again (`_boxed_twice`): over the "1" of a surer box's "10" in the same
+colour, or reading a surer box's face a fraction of a box from it. It also flags a box whose probability
 is at least `flag`: a side face alone, whose top face was missed, reads a wrong die. Both
 thresholds were chosen on the calibration sets (data/calib and its stress sets). Without the
 model file, the distance rule alone (`second_boxes`) flags a possible second box.
