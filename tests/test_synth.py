@@ -254,3 +254,12 @@ def test_page_copy_is_the_photo_scaled_as_the_page_uploads_it_with_its_labels():
     # a photo no larger than the long side goes as it was
     _, same = page_copy(photo, PageCopy(long_side=960, quality=90))
     assert same is photo and "page" not in same.conditions
+
+
+def test_the_page_copy_options_refuse_sizes_and_qualities_that_make_no_sense(tmp_path, capsys):
+    from training.synth.__main__ import main
+
+    for args, said in ((["--long-side", "10"], "--long-side wants"), (["--long-side", "1920", "--jpeg-quality", "0"], "--jpeg-quality wants")):
+        with pytest.raises(SystemExit):
+            main(["--out", str(tmp_path / "ds"), "--count", "0", *args])
+        assert said in capsys.readouterr().err
