@@ -62,3 +62,12 @@ def test_settings_passed_down_change_the_reading_and_leave_the_cached_models_alo
     one_turn = read_image(SAMPLES / "s00_white_10.jpg", models, ReadSettings(reader_turns=1, detector_views=1))
     assert len(one_turn.dice) == 10
     assert (models.detector.threshold, models.detector.views) == before
+
+
+def test_without_scene_flags_switches_every_flag_off_and_nothing_else():
+    settings = ReadSettings(reader_turns=2, mirror_band=None)
+    plain = settings.without_scene_flags()
+    switches = [f.name for f in dataclasses.fields(ReadSettings) if f.name.startswith("flag_")]
+    assert "flag_colour_disputes" in switches
+    assert not any(getattr(plain, name) for name in switches)
+    assert dataclasses.replace(plain, **{name: getattr(settings, name) for name in switches}) == settings

@@ -29,7 +29,7 @@ import argparse
 import json
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -384,14 +384,11 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="also write the figures to this JSON file")
     ap.add_argument("--misreads", help="also draw the first misread faces, truth > reading, into this image")
     ap.add_argument("--no-scene-flags", action="store_true",
-                    help="switch the scene step's flags off (set changes, second boxes, unusual light, doubts, ink doubts), for comparison")
+                    help="switch every flag of the scene step off (ReadSettings.without_scene_flags), for comparison")
     args = ap.parse_args(argv)
     settings = ReadSettings.from_env()  # COMPANION_* switches, as the CLI reads them
     if args.no_scene_flags:
-        settings = replace(settings, flag_set_changes=False, flag_second_boxes=False, flag_unusual_light=False,
-                           flag_unknown_light=False,
-                           flag_turn_disagreement=False, flag_doubtful_photos=False, flag_ink_doubts=False,
-                           flag_colour_margin=False)
+        settings = settings.without_scene_flags()
     models = load_models(Path(args.models) if args.models else settings.models_dir, settings.providers)
     figures, everything = {}, []
     for data in args.data:

@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any
 
 from companion.vision.decoder import DecodeSettings
 
@@ -106,6 +107,12 @@ class ReadSettings:
             raise ValueError(f"faint_heat is a heatmap level (0..1), not {self.faint_heat}.")
         if not self.providers:
             raise ValueError("At least one onnxruntime execution provider is needed.")
+
+    def without_scene_flags(self) -> ReadSettings:
+        """These settings with every `flag_*` switch off: the decoder's own confidence alone
+        flags a die, for comparing what the scene step's flags add."""
+        off: dict[str, Any] = {f.name: False for f in fields(self) if f.name.startswith("flag_")}
+        return replace(self, **off)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ReadSettings:
