@@ -11,7 +11,7 @@ import pytest
 from companion.dice import Color, Face, standard_set
 from training.synth import fonts as synth_fonts
 from training.synth.appearance import BODIES_TRAIN, BODIES_VAL, sample_appearance
-from training.synth.dataset import done_indices, render_indexed, write_dataset
+from training.synth.dataset import PageCopy, done_indices, page_copy, render_indexed, write_dataset
 from training.synth.scene import SceneOptions, render_scene
 from training.synth.textures import TABLES_TRAIN, TABLES_VAL
 
@@ -234,3 +234,32 @@ def test_every_die_carries_its_cube_outline_around_its_top_face():
         top = np.asarray(d["polygon"], np.float32)
         assert all(cv2.pointPolygonTest(cube, (float(x), float(y)), True) >= -0.5 for x, y in top)
         assert cv2.contourArea(cube) > 1.2 * cv2.contourArea(top)  # the side faces show at this tilt
+
+
+def test_page_copy_is_the_photo_scaled_as_the_page_uploads_it_with_its_labels():
+    photo = render_indexed(8701, "calib", 0, SceneOptions(size=(960, 720), n_dice=6))
+    data, small = page_copy(photo, PageCopy(long_side=480, quality=90))
+    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    assert image.shape[:2] == (360, 480) and (small.width, small.height) == (480, 360)
+    assert small.conditions["page"] == {"long_side": 480, "jpeg_quality": 90, "camera_size": [960, 720]}
+    for big, d in zip(photo.dice, small.dice):
+        assert np.allclose(np.asarray(d["polygon"]) * 2, big["polygon"], atol=0.02)
+        assert np.allclose(np.asarray(d["cube"]) * 2, big["cube"], atol=0.2)
+        assert np.allclose(np.asarray(d["box"]) * 2, big["box"], atol=0.02)
+        assert d["value"] == big["value"] and d["color"] == big["color"]
+    # the scaled photo shows what the full one does where its labels say (the ink of the first die)
+    x0, y0, x1, y1 = (round(v) for v in small.dice[0]["box"])
+    X0, Y0, X1, Y1 = (round(v) for v in photo.dice[0]["box"])
+    assert abs(image[y0:y1, x0:x1].mean() - cv2.cvtColor(photo.image, cv2.COLOR_RGB2BGR)[Y0:Y1, X0:X1].mean()) < 12
+    # a photo no larger than the long side goes as it was
+    _, same = page_copy(photo, PageCopy(long_side=960, quality=90))
+    assert same is photo and "page" not in same.conditions
+
+
+def test_the_page_copy_options_refuse_sizes_and_qualities_that_make_no_sense(tmp_path, capsys):
+    from training.synth.__main__ import main
+
+    for args, said in ((["--long-side", "10"], "--long-side wants"), (["--long-side", "1920", "--jpeg-quality", "0"], "--jpeg-quality wants")):
+        with pytest.raises(SystemExit):
+            main(["--out", str(tmp_path / "ds"), "--count", "0", *args])
+        assert said in capsys.readouterr().err

@@ -44,3 +44,24 @@ def test_a_side_face_kept_beside_its_top_face_is_flagged(seed, index, options, d
     assert any(box_iou(r.box, top) >= IOU_MIN for r in reading.dice)  # the cube's top face is read
     # its side face, where it is read too, is never a silent die
     assert all(r.uncertain for r in _second_readings(reading, photo))
+
+
+@needs_models
+@pytest.mark.parametrize("seed, index, dice", [
+    # photo 143 of the tilted calibration set: a box over the "1" of H1's green 10, covered
+    # by H1's box for half its area, reads a green 1 (the same face boxed again)
+    (2601, 143, ("H1",)),
+    # photo 126 of the larger tilted choosing set: the same over H5's green 10
+    (8401, 126, ("H5",)),
+    # photo 17 of that set: a box a fifth of a box from a surer box reading the same 5r
+    (8401, 17, ("H1",)),
+])
+def test_a_die_is_read_once_when_its_second_box_is_sure(seed, index, dice):
+    photo = render_indexed(seed, "calib", index, SceneOptions(tilt_range=(27.0, 40.0)))
+    reading = read_image(encode_jpeg(photo.image, photo.conditions["jpeg_quality"]), load_models())
+    for die in dice:
+        labelled = next(d for d in photo.dice if d["die"] == die)
+        assert any(box_iou(r.box, labelled["box"]) >= IOU_MIN for r in reading.dice)  # its top face is read
+        # and read once: one reading has its centre in the cube's outline
+        cube = [np.asarray(labelled["cube"])]
+        assert sum(count_read_twice([r.box], cube) for r in reading.dice) == 1

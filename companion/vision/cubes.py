@@ -25,7 +25,9 @@ a side face, surer or itself unflagged) and the two readings can be two faces of
 set (`same_die`: a side face shows another face of its own die, while only about one in five
 pairs of the set's faces share a die, so two dice side by side rarely pass). The pipeline
 drops it (the die is then read once, and the box kept is flagged); with
-ReadSettings(one_per_cube=False) it flags it instead. It also flags a box whose probability
+ReadSettings(one_per_cube=False) it flags it instead. So it does with a box that is its
+cube's top face boxed again (`_boxed_twice`): over the "1" of a surer box's "10" in the same
+colour, or reading a surer box's face a fraction of a box from it. It also flags a box whose probability
 is at least `flag`: a side face alone, whose top face was missed, reads a wrong die. Both
 thresholds were chosen on the calibration sets (data/calib and its stress sets). Without the
 model file, the distance rule alone (`second_boxes`) flags a possible second box.
@@ -55,6 +57,12 @@ SAME_CUBE_REACH = 1.0
 # dropped as the other's side face: a side face shows another face of its own die, while
 # only about one in five pairs of the set's faces share a die
 SAME_DIE = 0.1
+# One top face boxed twice, no side face: a box over the "1" of a surer box's "10" in the same
+# colour, covered by it for at least TEN_COVERED of its area, reads a 1 that is not there; and
+# a box closer than SAME_FACE_REACH box sizes to a surer box that reads the same face is that
+# box again (two dice's top faces lie at least about half a box apart).
+TEN_COVERED = 0.3
+SAME_FACE_REACH = 0.35
 FEATURES = (
     "sure", "score", "face", "value_conf", "colour_conf", "size_vs_photo", "aspect_vs_photo", "shade_vs_photo",
     "near", "near_sure", "surer_by", "shade_vs_near", "size_vs_near", "aspect_vs_near", "overlap_near",
@@ -131,38 +139,69 @@ def decide(
         return CubeDecision(np.zeros(n, dtype=bool), near)
     side = model.side_probability(box_features(rgb, detections, faces, value_probs.max(axis=1),
                                                colour_probs.max(axis=1)))
-    drop, kept_for = _second_on_cube(detections, faces, side, model,
-                                     same_die(value_probs, colour_probs, dice_set or standard_set()))
+    pairs = _Pairs(detections, faces, side, same_die(value_probs, colour_probs, dice_set or standard_set()),
+                   value_probs.argmax(axis=1), colour_probs.argmax(axis=1))
+    drop, kept_for = _second_on_cube(pairs, model)
     # which of the two is the top face is not certain either: the one kept is flagged
     return CubeDecision(drop, (near | kept_for | (side >= model.flag)) & ~drop)
 
 
-def _second_on_cube(
-    detections: Sequence[Detection], faces: Sequence[float] | np.ndarray, side: np.ndarray, model: CubeModel,
-    together: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """(dropped, kept for a dropped box): a box likely a side face (from `model.drop`) goes when
-    a box on the same cube stays that is its top face by every sign: within a box size, less
-    likely a side face, and surer or itself unflagged; and the two readings can be two faces of
-    one die of the set (`together`, from SAME_DIE: a side face shows another face of its own
-    die, while two dice side by side rarely can). A box kept for another is never dropped: a
-    drop never leaves a cube without its top face."""
-    n = len(detections)
-    sure = [d.score * float(f) for d, f in zip(detections, faces)]
+@dataclass(frozen=True)
+class _Pairs:
+    """What `_second_on_cube` weighs of each two kept boxes."""
+
+    detections: Sequence[Detection]
+    faces: Sequence[float] | np.ndarray
+    side: np.ndarray  # P(side face), per box
+    together: np.ndarray  # (n, n): same_die
+    value: np.ndarray  # the reader's value class, per box
+    colour: np.ndarray  # the reader's colour class, per box
+
+    @property
+    def sure(self) -> list[float]:
+        return [d.score * float(f) for d, f in zip(self.detections, self.faces)]
+
+
+def _second_on_cube(pairs: _Pairs, model: CubeModel) -> tuple[np.ndarray, np.ndarray]:
+    """(dropped, kept for a dropped box): a box goes when a box on the same cube (within
+    SAME_CUBE_REACH) stays that is its top face (`_side_face_of`) or the same face boxed again
+    (`_boxed_twice`). A box kept for another is never dropped: a drop never leaves a cube
+    without its top face."""
+    n = len(pairs.detections)
+    sure = pairs.sure
     drop = np.zeros(n, dtype=bool)
     kept_for = np.zeros(n, dtype=bool)
-    for i in np.argsort(-side):
-        if side[i] < model.drop:
-            break
+    for i in np.argsort(-pairs.side):
         if kept_for[i]:
             continue
-        partners = [j for j in range(n) if j != i and not drop[j] and side[j] < side[i]
-                    and (sure[j] > sure[i] or side[j] < model.flag) and together[i, j] >= SAME_DIE
-                    and _near(detections[i], detections[j]) < SAME_CUBE_REACH]
+        partners = [j for j in range(n) if j != i and not drop[j]
+                    and _near(pairs.detections[i], pairs.detections[j]) < SAME_CUBE_REACH
+                    and (_side_face_of(pairs, i, j, sure, model) or _boxed_twice(pairs, i, j, sure))]
         if partners:
             drop[i] = True
-            kept_for[min(partners, key=lambda j: _near(detections[i], detections[j]))] = True
+            kept_for[min(partners, key=lambda j: _near(pairs.detections[i], pairs.detections[j]))] = True
     return drop, kept_for
+
+
+def _side_face_of(pairs: _Pairs, i: int, j: int, sure: list[float], model: CubeModel) -> bool:
+    """Is box j the top face of the cube box i is a side face of, by every sign? Box i is likely
+    a side face (from `model.drop`), j less so, and surer or itself unflagged, and the two
+    readings can be two faces of one die of the set (SAME_DIE: a side face shows another face
+    of its own die, while two dice side by side rarely can)."""
+    side = pairs.side
+    return bool(side[i] >= model.drop and side[j] < side[i] and (sure[j] > sure[i] or side[j] < model.flag)
+                and pairs.together[i, j] >= SAME_DIE)
+
+
+def _boxed_twice(pairs: _Pairs, i: int, j: int, sure: list[float]) -> bool:
+    """Is box i the surer box j's top face boxed again: over the "1" of j's "10" in the same
+    colour (TEN_COVERED), or reading j's face within SAME_FACE_REACH of it?"""
+    if not (sure[j] > sure[i] and pairs.colour[i] == pairs.colour[j]):
+        return False
+    a, b = pairs.detections[i], pairs.detections[j]
+    if pairs.value[i] == value_index(1) and pairs.value[j] == value_index(10):
+        return _overlap(a, b) >= TEN_COVERED
+    return bool(pairs.value[i] == pairs.value[j] and _near(a, b) < SAME_FACE_REACH)
 
 
 def same_die(value_probs: np.ndarray, colour_probs: np.ndarray, dice_set: DiceSet) -> np.ndarray:

@@ -19,7 +19,7 @@ from companion.vision.crops import box_crop
 from companion.vision.decoder import color_index, value_index
 from companion.vision.image_io import WorkImage, load_detail, load_work_image
 from companion.vision.models import Models
-from companion.vision.pipeline import DEFAULT_SETTINGS, MAX_ZOOM, SMALL_FACE_PX, USUAL_FACE_PX
+from companion.vision.pipeline import DEFAULT_SETTINGS, zoom_for_faces
 from companion.vision.profile import Profile, ProfileError
 from companion.vision.reader import softmax
 from companion.vision.reading import Box
@@ -82,11 +82,8 @@ def _inside(box: Box, work: WorkImage, index: int) -> Box:
 
 def _crop_source(work: WorkImage, boxes: list[Box]) -> WorkImage:
     """The image the pipeline would cut these faces from: the sharper copy when they are small."""
-    sides = [max(b[2] - b[0], b[3] - b[1]) / work.scale_x for b in boxes]
-    typical = float(np.median(sides))
-    if typical >= SMALL_FACE_PX:
-        return work
-    return load_detail(work, round(work.long_side * min(MAX_ZOOM, USUAL_FACE_PX / max(typical, 1.0))))
+    zoom = zoom_for_faces([max(b[2] - b[0], b[3] - b[1]) / work.scale_x for b in boxes])
+    return work if zoom <= 1.0 else load_detail(work, round(work.long_side * zoom))
 
 
 def _embedding_width(models: Models) -> int:

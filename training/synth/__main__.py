@@ -4,6 +4,9 @@ Stress sets (the scene conditions the models are weakest in):
     --light warm | cold     2200-3000 K lamp or 7500-10000 K shade, weak auto white balance
     --dark-bodies           black, navy or charcoal dice
     --tilt 27 40            the camera this many degrees off vertical
+
+Photos as the page uploads them (web/static/js/photo.js):
+    --phone --long-side 1920 --jpeg-quality 90    12 MP photos scaled to 1920 px, JPEG 90
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from training.synth.dataset import SPLIT_CODES, write_dataset
+from training.synth.dataset import SPLIT_CODES, PageCopy, write_dataset
 from training.synth.samples import PHONE
 from training.synth.scene import FAR_BLUR_SCALE, FAR_FACE_PX, LIGHT_KELVIN, SceneOptions
 
@@ -38,6 +41,12 @@ def main(argv: list[str] | None = None) -> int:
                              f"{FAR_FACE_PX[0]:.0f}-{FAR_FACE_PX[1]:.0f} px, a quarter of that in the 960-px working image")
     parser.add_argument("--phone-face-px", type=float, nargs=2, metavar=("LO", "HI"),
                         help="12 MP phone photos like --phone-far, with dice faces of LO-HI px instead")
+    parser.add_argument("--phone", action="store_true",
+                        help="12 MP phone photos framed as the training photos (faces in proportion to the size)")
+    parser.add_argument("--long-side", type=int, default=None,
+                        help="scale each photo to this long side and encode it again, as the page uploads it")
+    parser.add_argument("--jpeg-quality", type=int, default=90,
+                        help="the JPEG quality of that scaled copy (default 90, the page's)")
     parser.add_argument("--light", choices=sorted(LIGHT_KELVIN),
                         help="warm: a 2200-3000 K lamp, cold: 7500-10000 K shade; both with a weak auto white balance")
     parser.add_argument("--dark-bodies", action="store_true", help="every photo's dice have a dark body")
@@ -53,9 +62,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--phone-face-px wants 0 < LO <= HI")
     if args.tilt and not 0 <= args.tilt[0] <= args.tilt[1] < 80:
         parser.error("--tilt wants 0 <= LO <= HI < 80")
+    if args.long_side is not None and args.long_side < 64:
+        parser.error("--long-side wants at least 64 px")
+    if not 1 <= args.jpeg_quality <= 100:
+        parser.error("--jpeg-quality wants 1-100")
     opts = SceneOptions(size=PHONE, face_px_range=face_px, blur_scale=FAR_BLUR_SCALE) if face_px else SceneOptions()
+    if args.phone and not face_px:
+        opts = SceneOptions(size=PHONE)
+    page = PageCopy(args.long_side, args.jpeg_quality) if args.long_side else None
     opts = replace(opts, light=args.light, dark_body=args.dark_bodies, tilt_range=tuple(args.tilt) if args.tilt else None)
-    made = write_dataset(args.out, args.count, seed, args.split, max(1, args.workers), opts=opts)
+    made = write_dataset(args.out, args.count, seed, args.split, max(1, args.workers), opts=opts, page=page)
     elapsed = time.time() - start
     rate = made / elapsed if elapsed > 0 else 0.0
     print(f"{args.out}: made {made} images in {elapsed:.1f} s ({rate:.1f} images/s), split={args.split} seed={seed}")

@@ -24,12 +24,22 @@ SPLIT_CODES = {"train": 0, "val": 1, "calib": 2}
 
 
 @dataclass(frozen=True)
+class PageCopy:
+    """What the page uploads instead of the camera's file (web/static/js/photo.js): the photo
+    decoded, scaled to `long_side` with smoothing and encoded again as JPEG at `quality`."""
+
+    long_side: int
+    quality: int
+
+
+@dataclass(frozen=True)
 class Job:
     out: str
     split: str
     seed: int
     index: int
     opts: SceneOptions = SceneOptions()
+    page: PageCopy | None = None
 
 
 def image_rng(seed: int, split: str, index: int) -> np.random.Generator:
@@ -50,6 +60,33 @@ def encode_jpeg(image_rgb: np.ndarray, quality: int) -> bytes:
     return buf.tobytes()
 
 
+def page_copy(photo: Photo, page: PageCopy) -> tuple[bytes, Photo]:
+    """The page's upload of `photo` and the photo's labels in its pixels. The camera's own JPEG
+    comes first (its blocks and lost detail are in what the browser scales), then the browser's
+    smoothed downscale (area averaging) and its JPEG."""
+    camera = cv2.imdecode(np.frombuffer(encode_jpeg(photo.image, photo.conditions["jpeg_quality"]), np.uint8), cv2.IMREAD_COLOR)
+    k = page.long_side / max(photo.width, photo.height)
+    if k >= 1.0:  # the page sends a photo no larger than that as it was chosen
+        return encode_jpeg(photo.image, photo.conditions["jpeg_quality"]), photo
+    size = (round(photo.width * k), round(photo.height * k))
+    small = cv2.cvtColor(cv2.resize(camera, size, interpolation=cv2.INTER_AREA), cv2.COLOR_BGR2RGB)
+    sx, sy = size[0] / photo.width, size[1] / photo.height
+    dice = [_scaled_label(d, sx, sy) for d in photo.dice]
+    conditions = {**photo.conditions, "page": {"long_side": page.long_side, "jpeg_quality": page.quality,
+                                                "camera_size": [photo.width, photo.height]},
+                  "face_px": round(photo.conditions["face_px"] * k, 1)}
+    return encode_jpeg(small, page.quality), Photo(small, dice, conditions)
+
+
+def _scaled_label(die: dict, sx: float, sy: float) -> dict:
+    def pts(points: list, digits: int) -> list:
+        return [[round(x * sx, digits), round(y * sy, digits)] for x, y in points]
+
+    x0, y0, x1, y1 = die["box"]
+    return {**die, "polygon": pts(die["polygon"], 2), "cube": pts(die["cube"], 1),
+            "box": [round(x0 * sx, 2), round(y0 * sy, 2), round(x1 * sx, 2), round(y1 * sy, 2)]}
+
+
 def label_record(photo: Photo, rel_path: str) -> dict:
     return {"image": rel_path, "width": photo.width, "height": photo.height, "dice": photo.dice, "conditions": photo.conditions}
 
@@ -60,7 +97,11 @@ def _make_one(job: Job) -> str:
     rel = f"images/{job.index:06d}.jpg"
     path = Path(job.out) / rel
     tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(encode_jpeg(photo.image, photo.conditions["jpeg_quality"]))
+    if job.page is not None:
+        data, photo = page_copy(photo, job.page)
+    else:
+        data = encode_jpeg(photo.image, photo.conditions["jpeg_quality"])
+    tmp.write_bytes(data)
     os.replace(tmp, path)  # never leave a half-written image under its real name
     return json.dumps(label_record(photo, rel), separators=(",", ":"))
 
@@ -81,12 +122,12 @@ def done_indices(labels: Path) -> set[int]:
 
 
 def write_dataset(out: Path, count: int, seed: int, split: str, workers: int = 1, log_every: int = 500,
-                  opts: SceneOptions = SceneOptions()) -> int:
+                  opts: SceneOptions = SceneOptions(), page: PageCopy | None = None) -> int:
     """Make images 0..count-1 that are not there yet; returns how many were made now."""
     (out / "images").mkdir(parents=True, exist_ok=True)
     labels = out / "labels.jsonl"
     done = done_indices(labels)
-    jobs = [Job(str(out), split, seed, i, opts) for i in range(count) if i not in done]
+    jobs = [Job(str(out), split, seed, i, opts, page) for i in range(count) if i not in done]
     start = time.time()
     made = 0
     with labels.open("a", encoding="utf-8") as sink:
