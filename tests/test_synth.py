@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 from companion.dice import Color, Face, standard_set
 from training.synth import fonts as synth_fonts
 from training.synth.appearance import BODIES_TRAIN, BODIES_VAL, sample_appearance
-from training.synth.dataset import PageCopy, done_indices, page_copy, render_indexed, write_dataset
+from training.synth.dataset import PAGE_JPEG_QUALITY, PageCopy, done_indices, page_copy, render_indexed, write_dataset
 from training.synth.scene import SceneOptions, render_scene
 from training.synth.textures import TABLES_TRAIN, TABLES_VAL
 
@@ -259,7 +260,13 @@ def test_page_copy_is_the_photo_scaled_as_the_page_uploads_it_with_its_labels():
 def test_the_page_copy_options_refuse_sizes_and_qualities_that_make_no_sense(tmp_path, capsys):
     from training.synth.__main__ import main
 
-    for args, said in ((["--long-side", "10"], "--long-side wants"), (["--long-side", "1920", "--jpeg-quality", "0"], "--jpeg-quality wants")):
+    for args, said in ((["--long-side", "10"], "--long-side wants"), (["--long-side", "1920", "--jpeg-quality", "0"], "--jpeg-quality wants"),
+                       (["--jpeg-quality", "80"], "give --long-side too"), (["--phone", "--phone-far"], "give one")):
         with pytest.raises(SystemExit):
             main(["--out", str(tmp_path / "ds"), "--count", "0", *args])
         assert said in capsys.readouterr().err
+
+
+def test_the_page_copys_default_quality_is_the_pages():
+    said = (Path(__file__).resolve().parents[1] / "web/static/js/photo.js").read_text()
+    assert f"JPEG_QUALITY = {PAGE_JPEG_QUALITY / 100}" in said

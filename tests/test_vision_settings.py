@@ -71,3 +71,8 @@ def test_without_scene_flags_switches_every_flag_off_and_nothing_else():
     assert "flag_colour_disputes" in switches
     assert not any(getattr(plain, name) for name in switches)
     assert dataclasses.replace(plain, **{name: getattr(settings, name) for name in switches}) == settings
+
+
+def test_the_usual_light_joint_colours_have_a_switch():
+    assert ReadSettings.from_env({}).usual_light_joint
+    assert not ReadSettings.from_env({"COMPANION_USUAL_LIGHT_JOINT": "0"}).usual_light_joint

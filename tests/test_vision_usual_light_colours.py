@@ -36,9 +36,9 @@ def test_the_photos_inks_read_the_orange_ten_the_reader_calls_red():
     models = load_models()
     alone = _read_as(read_image(PHOTO, models, ReadSettings(usual_light_joint=False)))
     together = _read_as(read_image(PHOTO, models))
-    assert alone["H6:10o"].face.token == "10r"  # the reader's colour, as the pipeline read it before
+    assert alone["H6:10o"].face.token == "10r"  # the reader's colour alone
     assert together["H6:10o"].face.token == "10o" and together["H6:10o"].uncertain  # a moved colour is flagged
-    # the other dice are read as before, all right
+    # the other dice read as with usual_light_joint=False, all right
     for truth, die in together.items():
         if truth != "H6:10o":
             assert die.face.token == alone[truth].face.token == truth.split(":")[1]

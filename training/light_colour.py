@@ -10,7 +10,7 @@ as training.evaluate matches), gives the reader's embedding and colour logits of
 (corrected for the light as the pipeline corrects it), its true colour and the photo's light
 (light_colour.photo_kind); with `--relative` the inputs also hold each box's features less the
 means of its photo's kept boxes (light_colour.head_inputs), as the pipeline gives them.
-Features are cached per folder in data/cache/light_colour-<folder>.npz (resumable). For each
+Features are cached per folder in data/cache/light_colour-<format>-<reader>-<folder>.npz (resumable). For each
 light of `--lights`, a multinomial logistic regression (numpy, full-batch Adam on standardised
 inputs, from zero weights: no randomness) is fit on the boxes under that light with the steps
 and weight decay given; `--blend` and `--temperature` are what the calibration sets chose (see
@@ -77,11 +77,15 @@ def _labels(image: LabelledImage, boxes: list[tuple[float, float, float, float]]
     return labels
 
 
+CACHE_FORMAT = "kept1"
+
+
 def collect(folder: Path, models: Models, cache_dir: Path) -> list[tuple[np.ndarray, ...]]:
     """Per photo of `folder`, its kept boxes' embeddings, colour logits, colours (-1: no labelled
     top face), photo light and ink features (photo_crops; cached, resumable)."""
     cache_dir.mkdir(parents=True, exist_ok=True)
-    path = cache_dir / f"light_colour-{folder.name}.npz"
+    # named for what its rows are: the boxes the pipeline keeps (CACHE_FORMAT), read by this reader
+    path = cache_dir / f"light_colour-{CACHE_FORMAT}-{models.reader.fingerprint[:12]}-{folder.name}.npz"
     done: dict[str, tuple[np.ndarray, ...]] = {}
     if path.is_file():
         with np.load(path, allow_pickle=False) as z:
@@ -95,6 +99,8 @@ def collect(folder: Path, models: Models, cache_dir: Path) -> list[tuple[np.ndar
 def inputs(rows: list[tuple[np.ndarray, ...]], inks: bool, relative: bool) -> tuple[np.ndarray, ...]:
     """The head's inputs (head_inputs, each photo's boxes together), colours and photo lights of
     every labelled box of `rows` (collect's, one per photo)."""
+    if not any(len(r[2]) for r in rows):
+        raise ValueError("The photos given have no boxes with a labelled top face to learn colours from.")
     x = [head_inputs(r[0], r[1], r[4] if inks else None, relative) for r in rows if len(r[2])]
     y, k = (np.concatenate([r[n] for r in rows if len(r[2])]) for n in (2, 3))
     x = np.concatenate(x).reshape(len(y), -1)

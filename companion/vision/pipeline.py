@@ -58,9 +58,9 @@ EXTRA_CANDIDATES = 4
 # find_faces. Whether to is told by the smaller faces (the SMALL_FACE_SHARE quantile), not the
 # median: a tilted photo from sitting height shows its near dice twice as large as its far
 # ones, and the far ones, missed or boxed loosely (top and side face together) at the
-# working size, are what the sharper copy is for. On data/far_calib the median left 27 dice
-# missed and 3 photos with a silent error, the lower quartile 21 and 2 (20 more of its 150
-# photos searched again); the photos the median sent already read as before.
+# working size, are what the sharper copy is for. How much it zooms still follows the median
+# (a photo whose median face is already USUAL_FACE_PX is not searched again): zooming by the
+# quartile found a few more far dice on data/far_calib but added a silent error on page_calib.
 SMALL_FACE_PX = 36.0
 SMALL_FACE_SHARE = 0.25
 USUAL_FACE_PX = 56.0
@@ -135,9 +135,9 @@ def _zoom(detections: list[Detection]) -> float:
 
 
 def zoom_for_faces(sides: list[float]) -> float:
-    """The zoom for faces whose longer sides (working-image pixels) are `sides`: more than 1
-    when the smaller of them (SMALL_FACE_SHARE) are small, by what brings the median to about
-    USUAL_FACE_PX; none: MAX_ZOOM."""
+    """The zoom for faces whose longer sides (working-image pixels) are `sides`: when the
+    smaller of them (SMALL_FACE_SHARE) are small, what brings the median to about USUAL_FACE_PX
+    (1, no second search, when the median is already that large); none: MAX_ZOOM."""
     if not sides:
         return MAX_ZOOM
     if float(np.quantile(sides, SMALL_FACE_SHARE)) >= SMALL_FACE_PX:

@@ -18,6 +18,8 @@ The defaults are the shipped pipeline. The CLI and the server make theirs once w
     COMPANION_FAINT_HEAT      heat that marks ground for the second search (0.05; 0: the whole photo)
     COMPANION_BALANCE_LIGHT   0 reads the crops as they are under a light beyond the training's (on by default)
     COMPANION_JOINT_COLOUR    0 judges each die's ink colour alone (on by default: a photo's dice together)
+    COMPANION_USUAL_LIGHT_JOINT 0 leaves every colour to the reader under the usual light (on by default:
+                              the photo's inks decide the dice the reader is unsure of)
     COMPANION_LIGHT_COLOUR    0 reads the colour of crops corrected from an unusual light with the reader's
                               colour head (on by default: models/light_colour.json's head)
     COMPANION_ONE_PER_CUBE    0 flags, instead of dropping, a box the cube model calls a second one on a cube
@@ -112,8 +114,10 @@ class ReadSettings:
             raise ValueError("At least one onnxruntime execution provider is needed.")
 
     def without_scene_flags(self) -> ReadSettings:
-        """These settings with every `flag_*` switch off: the decoder's own confidence alone
-        flags a die, for comparing what the scene step's flags add."""
+        """These settings with every `flag_*` switch off, for comparing what those flags add.
+        A die is then still flagged for the decoder's confidence, a weak box or face
+        (pipeline.DETECTION_SURE, FACE_SURE), a colour the joint decision moved, and a box
+        kept beside a dropped second one."""
         off: dict[str, Any] = {f.name: False for f in fields(self) if f.name.startswith("flag_")}
         return replace(self, **off)
 
@@ -145,6 +149,8 @@ class ReadSettings:
             kw["balance_light"] = env["COMPANION_BALANCE_LIGHT"].strip() != "0"
         if env.get("COMPANION_JOINT_COLOUR"):
             kw["joint_colour"] = env["COMPANION_JOINT_COLOUR"].strip() != "0"
+        if env.get("COMPANION_USUAL_LIGHT_JOINT"):
+            kw["usual_light_joint"] = env["COMPANION_USUAL_LIGHT_JOINT"].strip() != "0"
         if env.get("COMPANION_LIGHT_COLOUR"):
             kw["light_colour_head"] = env["COMPANION_LIGHT_COLOUR"].strip() != "0"
         if env.get("COMPANION_ONE_PER_CUBE"):

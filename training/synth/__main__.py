@@ -17,7 +17,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from training.synth.dataset import SPLIT_CODES, PageCopy, write_dataset
+from training.synth.dataset import PAGE_JPEG_QUALITY, SPLIT_CODES, PageCopy, write_dataset
 from training.synth.samples import PHONE
 from training.synth.scene import FAR_BLUR_SCALE, FAR_FACE_PX, LIGHT_KELVIN, SceneOptions
 
@@ -45,8 +45,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="12 MP phone photos framed as the training photos (faces in proportion to the size)")
     parser.add_argument("--long-side", type=int, default=None,
                         help="scale each photo to this long side and encode it again, as the page uploads it")
-    parser.add_argument("--jpeg-quality", type=int, default=90,
-                        help="the JPEG quality of that scaled copy (default 90, the page's)")
+    parser.add_argument("--jpeg-quality", type=int, default=None,
+                        help="the JPEG quality of that scaled copy (default 90, the page's; only with --long-side)")
     parser.add_argument("--light", choices=sorted(LIGHT_KELVIN),
                         help="warm: a 2200-3000 K lamp, cold: 7500-10000 K shade; both with a weak auto white balance")
     parser.add_argument("--dark-bodies", action="store_true", help="every photo's dice have a dark body")
@@ -64,12 +64,17 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--tilt wants 0 <= LO <= HI < 80")
     if args.long_side is not None and args.long_side < 64:
         parser.error("--long-side wants at least 64 px")
-    if not 1 <= args.jpeg_quality <= 100:
+    if args.jpeg_quality is not None and args.long_side is None:
+        parser.error("--jpeg-quality is the quality of the --long-side copy: give --long-side too")
+    quality = PAGE_JPEG_QUALITY if args.jpeg_quality is None else args.jpeg_quality
+    if not 1 <= quality <= 100:
         parser.error("--jpeg-quality wants 1-100")
+    if args.phone and face_px:
+        parser.error("--phone frames photos as the training photos; --phone-far and --phone-face-px frame them otherwise: give one")
     opts = SceneOptions(size=PHONE, face_px_range=face_px, blur_scale=FAR_BLUR_SCALE) if face_px else SceneOptions()
     if args.phone and not face_px:
         opts = SceneOptions(size=PHONE)
-    page = PageCopy(args.long_side, args.jpeg_quality) if args.long_side else None
+    page = PageCopy(args.long_side, quality) if args.long_side else None
     opts = replace(opts, light=args.light, dark_body=args.dark_bodies, tilt_range=tuple(args.tilt) if args.tilt else None)
     made = write_dataset(args.out, args.count, seed, args.split, max(1, args.workers), opts=opts, page=page)
     elapsed = time.time() - start

@@ -23,6 +23,9 @@ from training.synth.scene import Photo, SceneOptions, render_scene
 SPLIT_CODES = {"train": 0, "val": 1, "calib": 2}
 
 
+PAGE_JPEG_QUALITY = 90  # the page's JPEG_QUALITY (web/static/js/photo.js), in percent
+
+
 @dataclass(frozen=True)
 class PageCopy:
     """What the page uploads instead of the camera's file (web/static/js/photo.js): the photo
