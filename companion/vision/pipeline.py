@@ -4,6 +4,7 @@ the set cannot produce)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES, DecodedDie, d
 from companion.vision.detector import Detection, DetectorModel
 from companion.vision.doubts import colour_margin_doubts, doubtful_photo, ink_doubts, oversized_boxes, turn_doubts
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
-from companion.vision.inks import light_cast, measure_inks
+from companion.vision.inks import Ink, light_cast, measure_inks
 from companion.vision.joint_colour import joint_colours, usual_light_colours
 from companion.vision.light_colour import ink_features, photo_kind
 from companion.vision.models import Models, load_models
@@ -209,19 +210,20 @@ def analyse(
     # the photo's light, told by the bodies of the boxes read (None: no white reference)
     cast = light_cast(work.rgb, [d.box for d in detections])
     embedding = None if read.embedding is None else read.embedding[keep]
-    color_probs = _colour_probs(work, detections, models, photo_kind(light, cast), color_logits, embedding, settings,
-                                cast is not None)
+    # the kept faces' inks, against their bodies where these are a white reference: measured
+    # once, when first asked (the colour head, the joint colours and the ink doubts ask alike)
+    inks = functools.cache(lambda: measure_inks(work.rgb, [d.box for d in detections], light=cast is not None))
+    color_probs = _colour_probs(models, photo_kind(light, cast), color_logits, embedding, settings, inks)
     if profile is not None:  # what this table's confirmed dice taught, before the set's constraint
         value_probs, color_probs = profile.adjust(embedding, value_probs, color_probs)
     decoded = decode(value_probs, color_probs, dice_set, settings.decoding)
     unsure = _scene_flags(detections, faces[keep], value_probs, color_probs, decoded, cast, settings)
     if settings.joint_colour:
-        decoded, unsure = _joint_decode(work, detections, faces[keep], value_probs, color_probs, decoded, unsure,
-                                        cast, dice_set, settings)
+        decoded, unsure = _joint_decode(detections, faces[keep], value_probs, color_probs, decoded, unsure,
+                                        cast, inks, dice_set, settings)
     if settings.flag_ink_doubts and _usual_light(cast):
         # under the usual light the reader's colour decides a sure die; the photo's inks may still doubt it (doubts.py)
-        inks = measure_inks(work.rgb, [d.box for d in detections], light=True)
-        unsure |= ink_doubts(color_logits, inks, cal.color_temperature)
+        unsure |= ink_doubts(color_logits, inks(), cal.color_temperature)
     unsure |= second[keep] & settings.flag_second_boxes
     if settings.flag_colour_margin:  # the reader's own colour was not clearly ahead (doubts.py)
         unsure |= colour_margin_doubts(color_logits)
@@ -233,23 +235,23 @@ def analyse(
     return Analysis(detections, value_logits, color_logits, dice, light.unusual)
 
 
-def _colour_probs(work: WorkImage, detections: list[Detection], models: Models, light: str | None,
-                  color_logits: np.ndarray, embedding: np.ndarray | None, settings: ReadSettings,
-                  light_bodies: bool) -> np.ndarray:
+def _colour_probs(models: Models, light: str | None, color_logits: np.ndarray, embedding: np.ndarray | None,
+                  settings: ReadSettings, inks: Callable[[], list[Ink]]) -> np.ndarray:
     """The colour probabilities of the dice read: from the colour head learnt for the photo's
     light (`light`: light_colour.photo_kind) where the models have one, else the reader's, less
     sure of crops corrected from a light beyond the training look's than of the training look's."""
     heads = models.light_colour if settings.light_colour_head else None
     head = None if heads is None else heads.get(light, models.reader.fingerprint)
     if head is not None and embedding is not None:
-        inks = ink_features(measure_inks(work.rgb, [d.box for d in detections], light=light_bodies)) if head.inks else None
-        return softmax(head.logits(embedding, color_logits, inks), head.temperature)
+        features = ink_features(inks()) if head.inks else None
+        return softmax(head.logits(embedding, color_logits, features), head.temperature)
     return softmax(color_logits, UNUSUAL_COLOUR_TEMPERATURE if light == "corrected" else models.calibration.color_temperature)
 
 
 def _joint_decode(
-    work: WorkImage, detections: list[Detection], faces: np.ndarray, value_probs: np.ndarray, color_probs: np.ndarray,
-    alone: list[DecodedDie], alone_unsure: np.ndarray, cast: float | None, dice_set: DiceSet, settings: ReadSettings,
+    detections: list[Detection], faces: np.ndarray, value_probs: np.ndarray, color_probs: np.ndarray,
+    alone: list[DecodedDie], alone_unsure: np.ndarray, cast: float | None, inks: Callable[[], list[Ink]],
+    dice_set: DiceSet, settings: ReadSettings,
 ) -> tuple[list[DecodedDie], np.ndarray]:
     """The dice decoded with the colours the photo's inks decide together (joint_colour.py), and
     which to flag: whatever the reading of each die alone flags, every die the photo reads
@@ -260,10 +262,9 @@ def _joint_decode(
     usual = _usual_light(cast)
     if usual and not settings.usual_light_joint:
         return alone, alone_unsure
-    inks = measure_inks(work.rgb, [d.box for d in detections], light=cast is not None)
     # under the training look's light the reader alone is right nearly always: there the inks
     # move only the dice it is unsure of (joint_colour.usual_light_colours)
-    joint = usual_light_colours(color_probs, inks) if usual else joint_colours(color_probs, inks)
+    joint = usual_light_colours(color_probs, inks()) if usual else joint_colours(color_probs, inks())
     if usual and not joint.moved.any() and np.array_equal(joint.probs, color_probs):
         return alone, alone_unsure
     decoded = decode(value_probs, joint.probs, dice_set, settings.decoding)
