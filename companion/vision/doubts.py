@@ -20,9 +20,9 @@ catches no more either. The turns' 0.99 is the decoder's level under an unusual 
 (pipeline.UNUSUAL_LIGHT_SURE): it catches the same misreads as any level up to 0.999, at the
 fewest flags. Both together flag 1.6 to 5.2 points more of the right dice.
 
-Under the usual light the reader's colour decides but for the dice it is unsure of (the photo's
-inks, measured on small faces, are less sure than the reader there: pipeline._joint_decode), but on photos of a look
-the training never had (another renderer's) the reader can be sure of an
+Under the usual light the reader's colour decides every die it is sure of (the photo's inks,
+measured on small faces, are less sure than the reader there: pipeline._joint_decode). Yet on
+photos of a look the training never had (another renderer's) the reader can be sure of an
 orange it reads as red while the photo's own inks tell the two apart. There the inks are
 still asked, as a flag that never moves a colour: the dice are weighed together as under an
 unusual light (joint_colour.py), against the reader's colour probabilities softened by
