@@ -67,10 +67,11 @@ def page_copy(photo: Photo, page: PageCopy) -> tuple[bytes, Photo]:
     """The page's upload of `photo` and the photo's labels in its pixels. The camera's own JPEG
     comes first (its blocks and lost detail are in what the browser scales), then the browser's
     smoothed downscale (area averaging) and its JPEG."""
-    camera = cv2.imdecode(np.frombuffer(encode_jpeg(photo.image, photo.conditions["jpeg_quality"]), np.uint8), cv2.IMREAD_COLOR)
+    original = encode_jpeg(photo.image, photo.conditions["jpeg_quality"])
     k = page.long_side / max(photo.width, photo.height)
     if k >= 1.0:  # the page sends a photo no larger than that as it was chosen
-        return encode_jpeg(photo.image, photo.conditions["jpeg_quality"]), photo
+        return original, photo
+    camera = cv2.imdecode(np.frombuffer(original, np.uint8), cv2.IMREAD_COLOR)
     size = (round(photo.width * k), round(photo.height * k))
     small = cv2.cvtColor(cv2.resize(camera, size, interpolation=cv2.INTER_AREA), cv2.COLOR_BGR2RGB)
     sx, sy = size[0] / photo.width, size[1] / photo.height
