@@ -26,14 +26,12 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from companion.dice import MAX_DICE, standard_set
 from companion.vision.decoder import color_index
 from companion.vision.image_io import load_work_image
 from companion.vision.inks import light_cast, measure_inks
 from companion.vision.light_colour import INK_FEATURES, LIGHTS, head_inputs, ink_features, photo_kind
 from companion.vision.models import Models, default_models_dir, load_models
-from companion.vision.pipeline import (DEFAULT_SETTINGS, EXTRA_CANDIDATES, _cubes, _kept_boxes, find_faces, photo_light,
-                                       read_boxes)
+from companion.vision.pipeline import kept_boxes
 from training.common import LabelledImage, per_photo, read_dataset
 
 CHECKPOINT = 100  # photos between cache writes
@@ -45,20 +43,11 @@ def photo_crops(image: LabelledImage, models: Models) -> tuple[np.ndarray, np.nd
     for an uncorrected light beyond the training look's) of the kept boxes of a photo."""
     empty = (np.zeros((0, EMBEDDING)), np.zeros((0, 4)), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
              np.zeros((0, INK_FEATURES)))
-    work = load_work_image(image.path)
-    work, dets = find_faces(work, models, DEFAULT_SETTINGS)
-    dets = dets[:MAX_DICE + EXTRA_CANDIDATES]
-    if not dets:
-        return empty
-    light = photo_light(work, dets, DEFAULT_SETTINGS)
-    read = read_boxes(work, dets, models, DEFAULT_SETTINGS, light)
-    faces = read.face_probability()
-    faces = np.ones(len(dets)) if faces is None else faces
     # the boxes the pipeline reads as dice (analyse): a relative head's photo means are over them
-    keep, _ = _kept_boxes(dets, faces, models.calibration.face_threshold, DEFAULT_SETTINGS, None,
-                          lambda kept: _cubes(work, dets, faces, read, models, kept, standard_set()))
-    if not keep or read.embedding is None:
+    found = kept_boxes(load_work_image(image.path), models)
+    if found is None or found.read.embedding is None:
         return empty
+    work, dets, keep, read, light = found.work, found.detections, found.keep, found.read, found.light
     boxes = [work.to_full(dets[i].box) for i in keep]
     cast = light_cast(work.rgb, [dets[i].box for i in keep])
     kind = photo_kind(light, cast)

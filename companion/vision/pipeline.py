@@ -187,24 +187,12 @@ def analyse(
     profile: Profile | None = None,
 ) -> Analysis:
     dice_set = dice_set or standard_set()
-    work, detections = find_faces(work, models, settings)
-    detections = detections[:MAX_DICE + EXTRA_CANDIDATES]
-    if not detections:
+    found = kept_boxes(work, models, settings, dice_set, profile)
+    if found is None:
         return _nothing()
-    light = photo_light(work, detections, settings)
-    read = read_boxes(work, detections, models, settings, light)
-    if profile is not None:
-        profile.check_reader(models.reader.fingerprint)
+    work, light, read, faces, keep, second = found.work, found.light, found.read, found.faces, found.keep, found.second
     cal = models.calibration
-    faces = read.face_probability()
-    faces = np.ones(len(detections)) if faces is None else faces
-    # an unsure box unlike every die this table confirmed is none of its dice (profile.py)
-    allowed = None if profile is None else profile.keeps(read.embedding, faces)
-    keep, second = _kept_boxes(detections, faces, cal.face_threshold, settings, allowed,
-                               lambda kept: _cubes(work, detections, faces, read, models, kept, dice_set))
-    if not keep:
-        return _nothing()
-    detections = [detections[i] for i in keep]
+    detections = [found.detections[i] for i in keep]
     value_logits, color_logits = read.value[keep], read.color[keep]
     value_probs = softmax(value_logits, cal.value_temperature)
     # the photo's light, told by the bodies of the boxes read (None: no white reference)
@@ -279,6 +267,46 @@ def _joint_decode(
 def _usual_light(cast: float | None) -> bool:
     """The photo has a white reference and its light is within the training look's (UNUSUAL_CAST)."""
     return cast is not None and cast <= UNUSUAL_CAST
+
+
+@dataclass(frozen=True)
+class KeptBoxes:
+    """A photo's boxes up to the dice read from them (kept_boxes); per-box arrays are over
+    `detections`, every box the reader read."""
+
+    work: WorkImage  # the image the boxes are in (a sharper copy when small dice were searched again)
+    detections: list[Detection]
+    light: LightCorrection
+    read: ReaderLogits
+    faces: np.ndarray  # the face head's probability (1 for a reader without that head)
+    keep: list[int]  # the boxes read as dice, surest first
+    second: np.ndarray  # maybe a second box on a cube: to flag
+
+
+def kept_boxes(
+    work: WorkImage, models: Models, settings: ReadSettings = DEFAULT_SETTINGS, dice_set: DiceSet | None = None,
+    profile: Profile | None = None,
+) -> KeptBoxes | None:
+    """Find a photo's faces, read them and keep those that are dice (None: none are), as analyse
+    does before deciding the dice; training takes the same boxes from here."""
+    work, detections = find_faces(work, models, settings)
+    detections = detections[:MAX_DICE + EXTRA_CANDIDATES]
+    if not detections:
+        return None
+    light = photo_light(work, detections, settings)
+    read = read_boxes(work, detections, models, settings, light)
+    if profile is not None:
+        profile.check_reader(models.reader.fingerprint)
+    faces = read.face_probability()
+    faces = np.ones(len(detections)) if faces is None else faces
+    # an unsure box unlike every die this table confirmed is none of its dice (profile.py)
+    allowed = None if profile is None else profile.keeps(read.embedding, faces)
+    dice_set = dice_set or standard_set()
+    keep, second = _kept_boxes(detections, faces, models.calibration.face_threshold, settings, allowed,
+                               lambda kept: _cubes(work, detections, faces, read, models, kept, dice_set))
+    if not keep:
+        return None
+    return KeptBoxes(work, detections, light, read, faces, keep, second)
 
 
 def _kept_boxes(
