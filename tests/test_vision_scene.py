@@ -196,6 +196,19 @@ def test_the_photo_tells_red_from_orange_when_the_reader_alone_does_not():
 
 
 @needs_models
+def test_a_photo_whose_kept_dice_show_a_warm_light_is_read_under_that_light():
+    # photo 128 of the warm calibration set (data/stress_warm_calib/images/000128.jpg; calib split,
+    # seed 2301, --light warm): told by every box read, its light is within the training look's and
+    # the crops are left as they are; told by the dice kept it is beyond (cast 2.19), so the joint
+    # colours judge it so, and the reader, from crops never corrected, called its blue 7 green
+    photo = render_indexed(2301, "calib", 128, SceneOptions(light="warm"))
+    reading = read_image(encode_jpeg(photo.image, photo.conditions["jpeg_quality"]), load_models())
+    hits = [r.face.token for r in reading.dice for die in photo.dice
+            if die["die"] == "H1" and box_iou(r.box, die["box"]) >= IOU_MIN]
+    assert [die["value"] for die in photo.dice if die["die"] == "H1"] == [7] and hits == ["7b"]
+
+
+@needs_models
 def test_a_reading_the_set_cannot_produce_is_flagged():
     # the single die shows 5o, which only H3 carries: read against a set without H3, the
     # decoder must call it something else, and the player has to be told

@@ -306,6 +306,14 @@ def kept_boxes(
                                lambda kept: _cubes(work, detections, faces, read, models, kept, dice_set))
     if not keep:
         return None
+    # the light was told by every box read, the photo's cast (analyse) by the dice kept: where
+    # the two disagree on whether the light is beyond the training look's (a bright box that is
+    # no die), the crops are read again as the kept dice's light says, so that the colour head,
+    # the joint colours and the flags all judge one light
+    kept_light = photo_light(work, [detections[i] for i in keep], settings)
+    if kept_light.unusual != light.unusual:
+        light = kept_light
+        read = read_boxes(work, detections, models, settings, light)
     return KeptBoxes(work, detections, light, read, faces, keep, second)
 
 
