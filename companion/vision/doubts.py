@@ -71,6 +71,17 @@ COLOUR_MARGIN_SHARE = 0.35
 # 1.00, its box 4.6 times the photo's dice) and the other choosing sets: 4 costs at most 0.12
 # points more of any set's dice flagged, 3 up to 1.2 points, 2.5 up to 3.8.
 OVERSIZED = 4.0
+# A flat print (a card's numeral) has no cube around it: the ground just outside its box, out
+# to FLAT_RING of its longer side, is the paper its "face" is printed on, the colour of that
+# face's body (within FLAT_BODY_TOLERANCE on every channel, 0..1), while a die's top face ends
+# at its edge and side faces. A box whose share of such ground is over FLAT_PRINT_LEAD above
+# every other box's in the photo is flagged (flat_prints; dice on a table of their own body
+# colour all have much such ground, and none leads). Chosen on data/far_calib (a card's green
+# "+" read 4g at 1.00: a share 0.56, the photo's dice 0.00) and the other choosing sets: a
+# tolerance of 0.10 gives a light die's own side faces a share too (0.38 beside that card).
+FLAT_RING = 0.25
+FLAT_BODY_TOLERANCE = 0.06
+FLAT_PRINT_LEAD = 0.4
 
 
 def turn_doubts(agree: np.ndarray | None, confidence: np.ndarray) -> np.ndarray:
@@ -118,4 +129,37 @@ def oversized_boxes(boxes: list[tuple[float, float, float, float]]) -> np.ndarra
     out = np.zeros(len(sides), dtype=bool)
     for i in range(len(sides) if len(sides) > 1 else 0):
         out[i] = sides[i] > OVERSIZED * float(np.delete(sides, i).min())
+    return out
+
+
+def body_like_ground(rgb: np.ndarray, box: tuple[float, float, float, float]) -> float:
+    """The share of the ground around `box` (x0, y0, x1, y1), out to FLAT_RING of its longer side,
+    within FLAT_BODY_TOLERANCE of the median colour of the box's inner part (its face's body)."""
+    x0, y0, x1, y1 = box
+    h, w = rgb.shape[:2]
+    grow = FLAT_RING * max(x1 - x0, y1 - y0)
+    gx0, gy0 = max(0, int(x0 - grow)), max(0, int(y0 - grow))
+    gx1, gy1 = min(w, int(np.ceil(x1 + grow))), min(h, int(np.ceil(y1 + grow)))
+    ix0, iy0 = int(x0 + 0.15 * (x1 - x0)), int(y0 + 0.15 * (y1 - y0))
+    ix1, iy1 = int(np.ceil(x1 - 0.15 * (x1 - x0))), int(np.ceil(y1 - 0.15 * (y1 - y0)))
+    inner = rgb[max(iy0, 0):max(iy1, iy0 + 1), max(ix0, 0):max(ix1, ix0 + 1)].reshape(-1, 3)
+    ground = rgb[gy0:gy1, gx0:gx1].astype(np.float32) / 255.0
+    if inner.size == 0 or ground.size == 0:
+        return 0.0
+    body = np.median(inner, axis=0).astype(np.float32) / 255.0
+    yy, xx = np.mgrid[gy0:gy1, gx0:gx1]
+    outside = (xx + 0.5 < x0) | (xx + 0.5 > x1) | (yy + 0.5 < y0) | (yy + 0.5 > y1)
+    if not outside.any():
+        return 0.0
+    near_body = np.abs(ground - body).max(axis=2) < FLAT_BODY_TOLERANCE
+    return float(near_body[outside].mean())
+
+
+def flat_prints(rgb: np.ndarray, boxes: list[tuple[float, float, float, float]]) -> np.ndarray:
+    """Per box: the ground around it is body-like (body_like_ground) by over FLAT_PRINT_LEAD more
+    than around any other box of the photo (a photo of one box: no flag)."""
+    share = np.array([body_like_ground(rgb, b) for b in boxes], dtype=np.float64)
+    out = np.zeros(len(share), dtype=bool)
+    for i in range(len(share) if len(share) > 1 else 0):
+        out[i] = share[i] - float(np.delete(share, i).max()) > FLAT_PRINT_LEAD
     return out
