@@ -66,6 +66,12 @@ INK_DOUBT_TEMPERATURE = 24.0
 # log-probabilities, before any temperature) are under this share of the median of the
 # photo's other dice (colour_margin_doubts).
 COLOUR_MARGIN_SHARE = 0.35
+# Flag a die whose reader value log-odds over the next value are under this share of the
+# median of the photo's other dice (value_margin_doubts). Chosen on the first halves of
+# data/more and the other choosing sets: under a warm lamp a red 1 read 7 at 0.99 had a lead
+# of 2.3 where the photo's other dice had 9-15; 0.25 catches it for 0.2-1.1 points more of
+# each set's dice flagged, 0.35 for up to 2.5.
+VALUE_MARGIN_SHARE = 0.25
 # Flag a box whose longer side is more than this many times the smallest other box's in the
 # photo (oversized_boxes). Chosen on data/page_far_calib (a note with a green 2 read 2g at
 # 1.00, its box 4.6 times the photo's dice) and the other choosing sets: 4 costs at most 0.12
@@ -114,11 +120,23 @@ def ink_doubts(color_logits: np.ndarray, inks: list[Ink], color_temperature: flo
 def colour_margin_doubts(color_logits: np.ndarray) -> np.ndarray:
     """Per die: the reader's colour logits (n, 4) put its colour over the next one by less than
     COLOUR_MARGIN_SHARE of the median margin of the photo's other dice (a photo of one die: no flag)."""
-    logits = np.sort(np.asarray(color_logits, dtype=np.float64).reshape(-1, 4), axis=1)
+    return _margin_doubts(np.asarray(color_logits, dtype=np.float64).reshape(-1, 4), COLOUR_MARGIN_SHARE)
+
+
+def value_margin_doubts(value_logits: np.ndarray) -> np.ndarray:
+    """Per die: the reader's value logits (n, 11) put its value over the next one by less than
+    VALUE_MARGIN_SHARE of the median margin of the photo's other dice (a photo of one die: no flag)."""
+    return _margin_doubts(value_logits, VALUE_MARGIN_SHARE)
+
+
+def _margin_doubts(logits: np.ndarray, share: float) -> np.ndarray:
+    """Per die: its top logit leads the next by under `share` of the median lead of the others."""
+    logits = np.asarray(logits, dtype=np.float64)
+    logits = np.sort(logits.reshape(len(logits), -1), axis=1) if logits.size else logits.reshape(0, 2)
     margin = logits[:, -1] - logits[:, -2]
     out = np.zeros(len(margin), dtype=bool)
     for i in range(len(margin) if len(margin) > 1 else 0):
-        out[i] = margin[i] < COLOUR_MARGIN_SHARE * float(np.median(np.delete(margin, i)))
+        out[i] = margin[i] < share * float(np.median(np.delete(margin, i)))
     return out
 
 

@@ -92,6 +92,8 @@ class ReadSettings:
     flag_ink_doubts: bool = True
     # flag a die whose reader colour is far less sure than the photo's other dice' (doubts.colour_margin_doubts)
     flag_colour_margin: bool = True
+    # flag a die whose reader value is far less sure than the photo's other dice' (doubts.value_margin_doubts)
+    flag_value_margin: bool = True
     # flag a box far larger than the photo's other boxes: no die's top face (doubts.oversized_boxes)
     flag_oversized_boxes: bool = True
     # flag a box whose surrounding ground is far more like its face's body than around the photo's
