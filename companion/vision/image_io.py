@@ -19,6 +19,7 @@ from __future__ import annotations
 import io
 import os
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import cv2
@@ -265,10 +266,10 @@ def _read(path: str) -> bytes:
 
 
 # the EXIF orientations' turns of an array, as _TRANSPOSE's of an image
-_TURN_ARRAY = {2: lambda a: cv2.flip(a, 1), 3: lambda a: cv2.rotate(a, cv2.ROTATE_180), 4: lambda a: cv2.flip(a, 0),
-               5: cv2.transpose, 6: lambda a: cv2.rotate(a, cv2.ROTATE_90_CLOCKWISE),
-               7: lambda a: cv2.rotate(cv2.transpose(a), cv2.ROTATE_180),
-               8: lambda a: cv2.rotate(a, cv2.ROTATE_90_COUNTERCLOCKWISE)}
+_TURN_ARRAY: dict[int, Callable[[np.ndarray], np.ndarray]] = {
+    2: lambda a: cv2.flip(a, 1), 3: lambda a: cv2.rotate(a, cv2.ROTATE_180), 4: lambda a: cv2.flip(a, 0),
+    5: cv2.transpose, 6: lambda a: cv2.rotate(a, cv2.ROTATE_90_CLOCKWISE),
+    7: lambda a: cv2.rotate(cv2.transpose(a), cv2.ROTATE_180), 8: lambda a: cv2.rotate(a, cv2.ROTATE_90_COUNTERCLOCKWISE)}
 _TRANSPOSE = {2: Image.Transpose.FLIP_LEFT_RIGHT, 3: Image.Transpose.ROTATE_180,
               4: Image.Transpose.FLIP_TOP_BOTTOM, 5: Image.Transpose.TRANSPOSE, 6: Image.Transpose.ROTATE_270,
               7: Image.Transpose.TRANSVERSE, 8: Image.Transpose.ROTATE_90}  # as ImageOps.exif_transpose
@@ -355,7 +356,8 @@ def load_full_image(source: bytes | str | os.PathLike) -> Image.Image:
     name = "image data" if isinstance(source, (bytes, bytearray, memoryview)) else os.fspath(source)
     image = _open(source)
     try:
-        rgb, _, _ = _decode(image, name, None)
+        rgb, _, _ = _decode(image, name, None)  # without its source, always Pillow's image
     finally:
         image.close()
+    assert isinstance(rgb, Image.Image)
     return rgb
