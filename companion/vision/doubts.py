@@ -165,8 +165,8 @@ def body_like_ground(rgb: np.ndarray, box: tuple[float, float, float, float]) ->
     if inner.size == 0 or ground.size == 0:
         return 0.0
     body = np.median(inner, axis=0).astype(np.float32) / 255.0
-    yy, xx = np.mgrid[gy0:gy1, gx0:gx1]
-    outside = (xx + 0.5 < x0) | (xx + 0.5 > x1) | (yy + 0.5 < y0) | (yy + 0.5 > y1)
+    xs, ys = np.arange(gx0, gx1) + 0.5, np.arange(gy0, gy1) + 0.5
+    outside = ((xs < x0) | (xs > x1))[None, :] | ((ys < y0) | (ys > y1))[:, None]
     if not outside.any():
         return 0.0
     near_body = np.abs(ground - body).max(axis=2) < FLAT_BODY_TOLERANCE
