@@ -84,6 +84,7 @@ $(BLENDER_VENV)/.installed: pyproject.toml
 data-blender: $(BLENDER_VENV)/.installed
 	$(BLENDER_VENV)/bin/python -m training.blender --out data/val_blender --count 120 --seed 4001 > /dev/null
 	$(BLENDER_VENV)/bin/python -m training.blender --out data/calib_blender --count 80 --seed 4501 --split calib > /dev/null
+	$(BLENDER_VENV)/bin/python -m training.blender --out data/calib_blender2 --count 60 --seed 4601 --split calib > /dev/null
 
 # Training is an optional extra: the CPU wheel of PyTorch on disk.
 $(VENV)/.train: $(STAMP)

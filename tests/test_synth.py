@@ -243,6 +243,9 @@ def test_page_copy_is_the_photo_scaled_as_the_page_uploads_it_with_its_labels():
     image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     assert image.shape[:2] == (360, 480) and (small.width, small.height) == (480, 360)
     assert small.conditions["page"] == {"long_side": 480, "jpeg_quality": 90, "camera_size": [960, 720]}
+    # the camera's sizes in pixels are the scaled photo's too
+    assert small.conditions["focal_px"] == pytest.approx(photo.conditions["focal_px"] / 2, abs=0.1)
+    assert small.conditions["face_px"] == pytest.approx(photo.conditions["face_px"] / 2, abs=0.1)
     for big, d in zip(photo.dice, small.dice):
         assert np.allclose(np.asarray(d["polygon"]) * 2, big["polygon"], atol=0.02)
         assert np.allclose(np.asarray(d["cube"]) * 2, big["cube"], atol=0.2)

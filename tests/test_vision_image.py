@@ -3,12 +3,14 @@
 import io
 import struct
 import zlib
+from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
 from PIL import Image
 
+from companion.vision import image_io
 from companion.vision.image_io import (
     MAX_PIXELS,
     NEAR_SCALE,
@@ -20,6 +22,8 @@ from companion.vision.image_io import (
 )
 from companion.vision.reading import DieReading, ImageError, Reading
 from companion.dice import Color, Face
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_images"
 
 
 def _jpeg(img: Image.Image, **kw) -> bytes:
@@ -223,3 +227,58 @@ def test_reading_json_shape():
     reading = Reading(100, 80, [seven], 12.34)
     js = reading.to_json()
     assert js["dice"][0]["value"] == 7 and js["dice"][0]["die"] is None and js["ms"] == 12.3
+
+
+def _pillow_only(monkeypatch):
+    """Load as if OpenCV could not decode the JPEG: Pillow's decode, the fallback path."""
+    monkeypatch.setattr(image_io, "_jpeg_array", lambda *args, **kwargs: None)
+
+
+def _same_loading(a, b) -> bool:
+    return (np.array_equal(a.rgb, b.rgb) and (a.full_width, a.full_height) == (b.full_width, b.full_height)
+            and (a.detail is None) == (b.detail is None)
+            and (a.detail is None or np.array_equal(a.detail.array(), b.detail.array())))
+
+
+@pytest.mark.parametrize(("orientation", "size"), [*((o, (4000, 3000)) for o in range(1, 9)),
+                                                    *((o, (2001, 1499)) for o in range(1, 9)), (6, (8000, 6000))])
+def test_opencv_decodes_a_baseline_jpeg_as_pillow_does_at_every_orientation(monkeypatch, orientation, size):
+    # a baseline colour JPEG goes to OpenCV (its array straight away); the working image and the
+    # sharper copy must be the pixels Pillow's decode gives, turned the same way, at the same scale
+    rng = np.random.default_rng(orientation)
+    small = rng.integers(0, 256, (size[1] // 40, size[0] // 40, 3), dtype=np.uint8)
+    stored = Image.fromarray(small).resize(size, Image.Resampling.BICUBIC)
+    exif = Image.Exif()
+    exif[0x0112] = orientation
+    data = _jpeg(stored, exif=exif.tobytes())
+    used = []
+    real = image_io._jpeg_array
+    monkeypatch.setattr(image_io, "_jpeg_array", lambda *a: used.append(real(*a)) or used[-1])
+    fast = load_work_image(data)
+    assert used and used[0] is not None, "a baseline colour JPEG is decoded by OpenCV"
+    _pillow_only(monkeypatch)
+    assert _same_loading(fast, load_work_image(data))
+
+
+def test_jpegs_opencv_is_not_given_still_load_through_pillow(monkeypatch):
+    # a progressive JPEG, a greyscale one and a CMYK one are Pillow's to decode, as before
+    rgb = np.random.default_rng(3).integers(0, 256, (75, 100, 3), dtype=np.uint8)
+    big = Image.fromarray(rgb).resize((2400, 1800), Image.Resampling.BICUBIC)
+    for image, kw in ((big, {"progressive": True}), (big.convert("L"), {}), (big.convert("CMYK"), {})):
+        data = _jpeg(image, **kw)
+        with Image.open(io.BytesIO(data)) as opened:
+            assert image_io._jpeg_array(opened, data, opened.size, 1) is None
+        work = load_work_image(data)
+        assert work.rgb.shape == (720, 960, 3) and (work.full_width, work.full_height) == (2400, 1800)
+
+
+def test_a_photo_read_through_opencv_reads_as_through_pillow(monkeypatch):
+    # a committed 12 MP phone photo stored on its side (EXIF 6): the same dice, boxes and confidences either way
+    from companion.vision import read_image
+    from companion.vision.models import load_models
+
+    models = load_models()
+    path = SAMPLES / "s03_busy_exif.jpg"
+    fast = read_image(path, models).dice
+    _pillow_only(monkeypatch)
+    assert fast and read_image(path, models).dice == fast

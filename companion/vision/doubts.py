@@ -45,6 +45,7 @@ the right dice, the share 0.1-2.
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 
 from companion.vision.inks import Ink
@@ -66,11 +67,28 @@ INK_DOUBT_TEMPERATURE = 24.0
 # log-probabilities, before any temperature) are under this share of the median of the
 # photo's other dice (colour_margin_doubts).
 COLOUR_MARGIN_SHARE = 0.35
+# Flag a die whose reader value log-odds over the next value are under this share of the
+# median of the photo's other dice (value_margin_doubts). Chosen on the first halves of
+# data/more and the other choosing sets: under a warm lamp a red 1 read 7 at 0.99 had a lead
+# of 2.3 where the photo's other dice had 9-15; 0.25 catches it for 0.2-1.1 points more of
+# each set's dice flagged, 0.35 for up to 2.5.
+VALUE_MARGIN_SHARE = 0.25
 # Flag a box whose longer side is more than this many times the smallest other box's in the
 # photo (oversized_boxes). Chosen on data/page_far_calib (a note with a green 2 read 2g at
 # 1.00, its box 4.6 times the photo's dice) and the other choosing sets: 4 costs at most 0.12
 # points more of any set's dice flagged, 3 up to 1.2 points, 2.5 up to 3.8.
 OVERSIZED = 4.0
+# A flat print (a card's numeral) has no cube around it: the ground just outside its box, out
+# to FLAT_RING of its longer side, is the paper its "face" is printed on, the colour of that
+# face's body (within FLAT_BODY_TOLERANCE on every channel, 0..1), while a die's top face ends
+# at its edge and side faces. A box whose share of such ground is over FLAT_PRINT_LEAD above
+# every other box's in the photo is flagged (flat_prints; dice on a table of their own body
+# colour all have much such ground, and none leads). Chosen on data/far_calib (a card's green
+# "+" read 4g at 1.00: a share 0.56, the photo's dice 0.00) and the other choosing sets: a
+# tolerance of 0.10 gives a light die's own side faces a share too (0.38 beside that card).
+FLAT_RING = 0.25
+FLAT_BODY_TOLERANCE = 0.06
+FLAT_PRINT_LEAD = 0.4
 
 
 def turn_doubts(agree: np.ndarray | None, confidence: np.ndarray) -> np.ndarray:
@@ -103,11 +121,23 @@ def ink_doubts(color_logits: np.ndarray, inks: list[Ink], color_temperature: flo
 def colour_margin_doubts(color_logits: np.ndarray) -> np.ndarray:
     """Per die: the reader's colour logits (n, 4) put its colour over the next one by less than
     COLOUR_MARGIN_SHARE of the median margin of the photo's other dice (a photo of one die: no flag)."""
-    logits = np.sort(np.asarray(color_logits, dtype=np.float64).reshape(-1, 4), axis=1)
+    return _margin_doubts(np.asarray(color_logits, dtype=np.float64).reshape(-1, 4), COLOUR_MARGIN_SHARE)
+
+
+def value_margin_doubts(value_logits: np.ndarray) -> np.ndarray:
+    """Per die: the reader's value logits (n, 11) put its value over the next one by less than
+    VALUE_MARGIN_SHARE of the median margin of the photo's other dice (a photo of one die: no flag)."""
+    return _margin_doubts(value_logits, VALUE_MARGIN_SHARE)
+
+
+def _margin_doubts(logits: np.ndarray, share: float) -> np.ndarray:
+    """Per die: its top logit leads the next by under `share` of the median lead of the others."""
+    logits = np.asarray(logits, dtype=np.float64)
+    logits = np.sort(logits.reshape(len(logits), -1), axis=1) if logits.size else logits.reshape(0, 2)
     margin = logits[:, -1] - logits[:, -2]
     out = np.zeros(len(margin), dtype=bool)
     for i in range(len(margin) if len(margin) > 1 else 0):
-        out[i] = margin[i] < COLOUR_MARGIN_SHARE * float(np.median(np.delete(margin, i)))
+        out[i] = margin[i] < share * float(np.median(np.delete(margin, i)))
     return out
 
 
@@ -118,4 +148,40 @@ def oversized_boxes(boxes: list[tuple[float, float, float, float]]) -> np.ndarra
     out = np.zeros(len(sides), dtype=bool)
     for i in range(len(sides) if len(sides) > 1 else 0):
         out[i] = sides[i] > OVERSIZED * float(np.delete(sides, i).min())
+    return out
+
+
+def body_like_ground(rgb: np.ndarray, box: tuple[float, float, float, float]) -> float:
+    """The share of the ground around `box` (x0, y0, x1, y1), out to FLAT_RING of its longer side,
+    within FLAT_BODY_TOLERANCE of the median colour of the box's inner part (its face's body)."""
+    x0, y0, x1, y1 = box
+    h, w = rgb.shape[:2]
+    grow = FLAT_RING * max(x1 - x0, y1 - y0)
+    gx0, gy0 = max(0, int(x0 - grow)), max(0, int(y0 - grow))
+    gx1, gy1 = min(w, int(np.ceil(x1 + grow))), min(h, int(np.ceil(y1 + grow)))
+    ix0, iy0 = int(x0 + 0.15 * (x1 - x0)), int(y0 + 0.15 * (y1 - y0))
+    ix1, iy1 = int(np.ceil(x1 - 0.15 * (x1 - x0))), int(np.ceil(y1 - 0.15 * (y1 - y0)))
+    inner = rgb[max(iy0, 0):max(iy1, iy0 + 1), max(ix0, 0):max(ix1, ix0 + 1)].reshape(-1, 3)
+    ground = np.ascontiguousarray(rgb[gy0:gy1, gx0:gx1])
+    if inner.size == 0 or ground.size == 0:
+        return 0.0
+    body = np.median(inner, axis=0)
+    xs, ys = np.arange(gx0, gx1) + 0.5, np.arange(gy0, gy1) + 0.5
+    outside = ((xs < x0) | (xs > x1))[None, :] | ((ys < y0) | (ys > y1))[:, None]
+    if not outside.any():
+        return 0.0
+    # every channel within the tolerance, in the image's own code values: the ground is never
+    # converted to floats (a tenth of the time on a 90 px box)
+    reach = FLAT_BODY_TOLERANCE * 255.0
+    near_body = cv2.inRange(ground, np.ceil(body - reach), np.floor(body + reach))
+    return float(np.count_nonzero(near_body[outside]) / np.count_nonzero(outside))
+
+
+def flat_prints(rgb: np.ndarray, boxes: list[tuple[float, float, float, float]]) -> np.ndarray:
+    """Per box: the ground around it is body-like (body_like_ground) by over FLAT_PRINT_LEAD more
+    than around any other box of the photo (a photo of one box: no flag)."""
+    share = np.array([body_like_ground(rgb, b) for b in boxes], dtype=np.float64)
+    out = np.zeros(len(share), dtype=bool)
+    for i in range(len(share) if len(share) > 1 else 0):
+        out[i] = share[i] - float(np.delete(share, i).max()) > FLAT_PRINT_LEAD
     return out

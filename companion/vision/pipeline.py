@@ -17,7 +17,9 @@ from companion.vision.crops import box_crop
 from companion.vision.cubes import CubeDecision, decide
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES, DecodedDie, decode
 from companion.vision.detector import Detection, DetectorModel
-from companion.vision.doubts import colour_margin_doubts, doubtful_photo, ink_doubts, oversized_boxes, turn_doubts
+from companion.vision.doubts import (
+    colour_margin_doubts, doubtful_photo, flat_prints, ink_doubts, oversized_boxes, turn_doubts, value_margin_doubts,
+)
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
 from companion.vision.inks import Ink, light_cast, measure_inks
 from companion.vision.joint_colour import joint_colours, usual_light_colours
@@ -215,8 +217,12 @@ def analyse(
     unsure |= second[keep] & settings.flag_second_boxes
     if settings.flag_colour_margin:  # the reader's own colour was not clearly ahead (doubts.py)
         unsure |= colour_margin_doubts(color_logits)
+    if settings.flag_value_margin:  # ... nor its value (doubts.py)
+        unsure |= value_margin_doubts(value_logits)
     if settings.flag_oversized_boxes:  # far larger than the photo's other faces: no top face (doubts.py)
         unsure |= oversized_boxes([d.box for d in detections])
+    if settings.flag_flat_prints:  # the ground around it is its own body's colour: no cube (doubts.py)
+        unsure |= flat_prints(work.rgb, [d.box for d in detections])
     unsure |= _doubts(detections, faces[keep], decoded, None if read.agree is None else read.agree[keep], second[keep],
                       settings)
     dice = [_reading(work, detections[d.index], d, bool(unsure[d.index])) for d in decoded]

@@ -92,8 +92,13 @@ class ReadSettings:
     flag_ink_doubts: bool = True
     # flag a die whose reader colour is far less sure than the photo's other dice' (doubts.colour_margin_doubts)
     flag_colour_margin: bool = True
+    # flag a die whose reader value is far less sure than the photo's other dice' (doubts.value_margin_doubts)
+    flag_value_margin: bool = True
     # flag a box far larger than the photo's other boxes: no die's top face (doubts.oversized_boxes)
     flag_oversized_boxes: bool = True
+    # flag a box whose surrounding ground is far more like its face's body than around the photo's
+    # other boxes: a flat print, no cube (doubts.flat_prints)
+    flag_flat_prints: bool = True
     decoding: DecodeSettings = field(default_factory=DecodeSettings)
 
     def __post_init__(self) -> None:

@@ -78,7 +78,7 @@ def page_copy(photo: Photo, page: PageCopy) -> tuple[bytes, Photo]:
     dice = [_scaled_label(d, sx, sy) for d in photo.dice]
     conditions = {**photo.conditions, "page": {"long_side": page.long_side, "jpeg_quality": page.quality,
                                                 "camera_size": [photo.width, photo.height]},
-                  "face_px": round(photo.conditions["face_px"] * k, 1)}
+                  "face_px": round(photo.conditions["face_px"] * k, 1), "focal_px": round(photo.conditions["focal_px"] * k, 1)}
     return encode_jpeg(small, page.quality), Photo(small, dice, conditions)
 
 

@@ -1,0 +1,56 @@
+"""A die whose reader value is far less sure than the photo's other dice' is flagged however
+sure the decoder is (doubts.value_margin_doubts).
+
+Real ONNX models through the real pipeline on a generated calibration photo kept in
+tests/photos with its label row, photo 82 of `training.synth --split calib --seed 8301 --light
+warm` (docs/synthetic_data.md, the choosing sets): under a warm lamp a red 1 on a dark body is
+read as 7 at 0.99, its value's lead over the next 2.3 where the photo's other dice lead by 9-15:
+silent with every other flag on."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from companion.vision import ReadSettings, read_image
+from companion.vision.doubts import VALUE_MARGIN_SHARE, value_margin_doubts
+from companion.vision.models import load_models, models_present
+from training.evaluate import IOU_MIN, box_iou
+
+needs_models = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
+PHOTO = Path(__file__).parent / "photos" / "warm_calib_8301_000082.jpg"
+
+
+def _red_one(reading):
+    truth = json.loads(PHOTO.with_suffix(".json").read_text("utf-8"))["dice"]
+    (box,) = [d["box"] for d in truth if d["value"] == 1 and d["color"] == "red"]
+    (die,) = [d for d in reading.dice if box_iou(d.box, box) >= IOU_MIN]
+    return die
+
+
+@needs_models
+def test_a_value_far_less_sure_than_the_photos_others_is_flagged():
+    models = load_models()
+    without = read_image(PHOTO, models, ReadSettings(flag_value_margin=False))
+    die = _red_one(without)
+    assert die.face.token == "7r" and die.confidence >= 0.99 and not die.uncertain  # silent without it
+    shipped = read_image(PHOTO, models)
+    assert _red_one(shipped).uncertain
+    # the photo's other dice keep their flags: only the misread gained one
+    gained = [b.face.token for b, a in zip(without.dice, shipped.dice) if a.uncertain and not b.uncertain]
+    assert gained == ["7r"]
+
+
+def test_only_a_lead_far_under_the_photos_others_is_flagged():
+    def logits(lead):
+        row = np.full(11, -20.0)
+        row[3], row[5] = 0.0, -lead
+        return row
+
+    leads = [10.0, 12.0, 14.0, 10.0 * VALUE_MARGIN_SHARE * 0.9]
+    assert value_margin_doubts(np.stack([logits(x) for x in leads])).tolist() == [False, False, False, True]
+    # every die as unsure: no die is far under the others
+    assert not value_margin_doubts(np.stack([logits(2.0) for _ in range(4)])).any()
+    assert not value_margin_doubts(np.stack([logits(0.5)])).any()  # one die: nothing to compare
+    assert value_margin_doubts(np.zeros((0, 11))).shape == (0,)
