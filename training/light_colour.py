@@ -66,7 +66,8 @@ def _labels(image: LabelledImage, boxes: list[tuple[float, float, float, float]]
     return labels
 
 
-CACHE_FORMAT = "kept1"
+# the rule kept_boxes follows (which boxes, read under which light): a cache of another rule is not reused
+CACHE_FORMAT = "kept2"
 
 
 def collect(folder: Path, models: Models, cache_dir: Path) -> list[tuple[np.ndarray, ...]]:
