@@ -20,6 +20,7 @@ from companion.vision.image_io import (
     load_full_image,
     load_work_image,
 )
+from companion.vision.models import models_present
 from companion.vision.reading import DieReading, ImageError, Reading
 from companion.dice import Color, Face
 
@@ -260,8 +261,34 @@ def test_opencv_decodes_a_baseline_jpeg_as_pillow_does_at_every_orientation(monk
     assert _same_loading(fast, load_work_image(data))
 
 
+@pytest.mark.parametrize("size", [(3841, 2161), (7681, 4321), (12001, 7)])
+def test_a_jpeg_the_draft_leaves_at_twice_the_size_asked_loads_as_through_pillow(monkeypatch, size):
+    # Pillow's draft cannot halve these sides far enough (an odd side, an extreme shape): Pillow
+    # then shrinks the decoded image by blocks, which OpenCV's halving would not match
+    rng = np.random.default_rng(size[0])
+    small = rng.integers(0, 256, (max(1, size[1] // 40), size[0] // 40, 3), dtype=np.uint8)
+    data = _jpeg(Image.fromarray(small).resize(size, Image.Resampling.BICUBIC))
+    loaded = load_work_image(data)
+    _pillow_only(monkeypatch)
+    assert _same_loading(loaded, load_work_image(data))
+
+
+def test_a_phones_multi_picture_jpeg_is_decoded_at_reduced_scale_like_a_jpeg():
+    # an MPO (a JPEG followed by more pictures) of 27 MP: within a baseline JPEG's budget, its
+    # first picture decoded at the same DCT scale as the same JPEG's
+    rng = np.random.default_rng(5)
+    first = Image.fromarray(rng.integers(0, 256, (113, 150, 3), dtype=np.uint8)).resize((6000, 4500), Image.Resampling.BICUBIC)
+    buf = io.BytesIO()
+    first.save(buf, format="MPO", quality=90, save_all=True, append_images=[first.resize((600, 450))])
+    mpo = load_work_image(buf.getvalue())
+    with Image.open(io.BytesIO(buf.getvalue())) as opened:
+        assert opened.format == "MPO" and opened.size == (6000, 4500)
+    assert (mpo.full_width, mpo.full_height) == (6000, 4500) and mpo.rgb.shape == (720, 960, 3)
+    assert mpo.detail is not None and max(mpo.detail.array().shape[:2]) <= WORK_LONG_SIDE * 2 * 1.25
+
+
 def test_jpegs_opencv_is_not_given_still_load_through_pillow(monkeypatch):
-    # a progressive JPEG, a greyscale one and a CMYK one are Pillow's to decode, as before
+    # a progressive JPEG, a greyscale one and a CMYK one are Pillow's to decode
     rgb = np.random.default_rng(3).integers(0, 256, (75, 100, 3), dtype=np.uint8)
     big = Image.fromarray(rgb).resize((2400, 1800), Image.Resampling.BICUBIC)
     for image, kw in ((big, {"progressive": True}), (big.convert("L"), {}), (big.convert("CMYK"), {})):
@@ -272,6 +299,7 @@ def test_jpegs_opencv_is_not_given_still_load_through_pillow(monkeypatch):
         assert work.rgb.shape == (720, 960, 3) and (work.full_width, work.full_height) == (2400, 1800)
 
 
+@pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
 def test_a_photo_read_through_opencv_reads_as_through_pillow(monkeypatch):
     # a committed 12 MP phone photo stored on its side (EXIF 6): the same dice, boxes and confidences either way
     from companion.vision import read_image
@@ -279,6 +307,10 @@ def test_a_photo_read_through_opencv_reads_as_through_pillow(monkeypatch):
 
     models = load_models()
     path = SAMPLES / "s03_busy_exif.jpg"
+    used = []
+    real = image_io._jpeg_array
+    monkeypatch.setattr(image_io, "_jpeg_array", lambda *a: used.append(real(*a)) or used[-1])
     fast = read_image(path, models).dice
+    assert used and used[0] is not None, "the photo is decoded by OpenCV"
     _pillow_only(monkeypatch)
     assert fast and read_image(path, models).dice == fast

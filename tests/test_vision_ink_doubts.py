@@ -6,6 +6,7 @@ photo 23, kept in tests/photos with its label row), where the reader takes the o
 a red one while the photo's own inks tell its orange from the three reds."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -22,9 +23,8 @@ needs_models = pytest.mark.skipif(not models_present(), reason="models/ has no O
 PHOTO = Path(__file__).parent / "photos" / "blender_calib_000023.jpg"
 # every flag but the inks' off, the decoder's confidence included: what is flagged is the inks' doing;
 # and the reader's colours left as they are (joint_colour.usual_light_colours would move the orange 10)
-INKS_ONLY = dict(decoding=DecodeSettings(uncertain_below=0.0), flag_turn_disagreement=False,
-                 flag_doubtful_photos=False, flag_set_changes=False, flag_second_boxes=False, flag_colour_margin=False,
-                 flag_unknown_light=False, usual_light_joint=False)
+NO_FLAGS = ReadSettings().without_scene_flags()
+INKS_ONLY = replace(NO_FLAGS, decoding=DecodeSettings(uncertain_below=0.0), usual_light_joint=False)
 
 
 def _truth() -> list[dict]:
@@ -40,9 +40,9 @@ def _orange_ten(reading):
 @needs_models
 def test_an_orange_the_reader_calls_red_is_flagged_by_the_photos_inks():
     models = load_models()
-    without = read_image(PHOTO, models, ReadSettings(flag_ink_doubts=False, **INKS_ONLY))
+    without = read_image(PHOTO, models, INKS_ONLY)
     assert _orange_ten(without).face.token == "10r" and not _orange_ten(without).uncertain  # the reader alone
-    reading = read_image(PHOTO, models, ReadSettings(**INKS_ONLY))
+    reading = read_image(PHOTO, models, replace(INKS_ONLY, flag_ink_doubts=True))
     die = _orange_ten(reading)
     assert die.face.token == "10r" and die.uncertain  # flagged, its colour left as the reader read it
     # the photo's right dice (three reds and a green) are not flagged by the inks

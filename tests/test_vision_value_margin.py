@@ -48,9 +48,12 @@ def test_only_a_lead_far_under_the_photos_others_is_flagged():
         row[3], row[5] = 0.0, -lead
         return row
 
-    leads = [10.0, 12.0, 14.0, 10.0 * VALUE_MARGIN_SHARE * 0.9]
-    assert value_margin_doubts(np.stack([logits(x) for x in leads])).tolist() == [False, False, False, True]
+    # the others' median lead is 12: a lead just under a share of it is flagged, one just over not
+    for near, flagged in ((12.0 * VALUE_MARGIN_SHARE * 0.95, True), (12.0 * VALUE_MARGIN_SHARE * 1.05, False)):
+        leads = [10.0, 12.0, 14.0, near]
+        assert value_margin_doubts(np.stack([logits(x) for x in leads])).tolist() == [False, False, False, flagged]
     # every die as unsure: no die is far under the others
     assert not value_margin_doubts(np.stack([logits(2.0) for _ in range(4)])).any()
     assert not value_margin_doubts(np.stack([logits(0.5)])).any()  # one die: nothing to compare
+    assert value_margin_doubts(logits(0.5)).tolist() == [False]  # one die's logits as a single row
     assert value_margin_doubts(np.zeros((0, 11))).shape == (0,)

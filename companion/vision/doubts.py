@@ -1,5 +1,7 @@
 """Flags from doubts the decoder's confidence does not carry: the reader's turns that disagree,
-a photo whose boxes the detector already doubts, and a colour the photo's inks dispute.
+a photo whose boxes the detector already doubts, a colour the photo's inks dispute, a box far
+larger than the photo's others, a value or colour led by far less than the photo's other dice
+lead theirs, and a box whose ground is its own body's colour (a flat print, no cube).
 
 The decoder's confidence is calibrated over all dice, but its wrong readings above 0.9 cluster
 where the reader's quarter turns, each read on its own, do not agree on the value or colour
@@ -48,6 +50,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from companion.vision.decoder import VALUE_CLASSES
 from companion.vision.inks import Ink
 from companion.vision.joint_colour import joint_colours
 from companion.vision.reader import softmax
@@ -127,7 +130,7 @@ def colour_margin_doubts(color_logits: np.ndarray) -> np.ndarray:
 def value_margin_doubts(value_logits: np.ndarray) -> np.ndarray:
     """Per die: the reader's value logits (n, 11) put its value over the next one by less than
     VALUE_MARGIN_SHARE of the median margin of the photo's other dice (a photo of one die: no flag)."""
-    return _margin_doubts(value_logits, VALUE_MARGIN_SHARE)
+    return _margin_doubts(np.asarray(value_logits, dtype=np.float64).reshape(-1, len(VALUE_CLASSES)), VALUE_MARGIN_SHARE)
 
 
 def _margin_doubts(logits: np.ndarray, share: float) -> np.ndarray:

@@ -37,6 +37,9 @@ MAX_BYTES = 100 * 1024 * 1024  # a phone photo is a few MB; refuse before readin
 # holds all of its coefficients) decode whole: their pixel count is the cost, about 3 bytes
 # each and once more to convert, so they get a budget of twice a 12 MP phone photo.
 MAX_PIXELS = 100_000_000  # a baseline JPEG
+# a phone's multi-picture file (MPO) is a JPEG whose first picture Pillow decodes with the same
+# DCT scaling
+JPEG_FORMATS = ("JPEG", "MPO")
 MAX_FULL_DECODE_PIXELS = 24_000_000  # PNG, WebP, progressive JPEG and the rest
 _ORIENTATION_TAG = 0x0112
 _SWAPPING_ORIENTATIONS = (5, 6, 7, 8)  # the EXIF orientations that turn the photo by 90 degrees
@@ -163,7 +166,7 @@ def check_size(image: Image.Image) -> None:
     width, height = image.size
     if width <= 0 or height <= 0:
         raise ImageError(f"broken image (size {width}x{height})")
-    scaled = image.format == "JPEG" and not image.info.get("progressive")
+    scaled = image.format in JPEG_FORMATS and not image.info.get("progressive")
     limit = MAX_PIXELS if scaled else MAX_FULL_DECODE_PIXELS
     if width * height > limit:
         kind = "JPEG photo" if scaled else f"{'progressive JPEG' if image.format == 'JPEG' else image.format} image"
@@ -207,11 +210,14 @@ def _decode(
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            if long_side is not None and image.format == "JPEG" and max(width, height) > long_side:
+            if long_side is not None and image.format in JPEG_FORMATS and max(width, height) > long_side:
                 k = long_side / max(width, height)
                 # draft keeps the decoded size at least the requested size: never below long_side
                 image.draft("RGB", (max(1, int(np.ceil(width * k))), max(1, int(np.ceil(height * k)))))
-            pixels = None if source is None else _jpeg_array(image, source, (width, height), orientation)
+            # OpenCV's array only where Pillow's image would not be shrunk by blocks below (a side
+            # the draft leaves at twice the size asked for): there the two would differ
+            direct = long_side is None or max(image.size) < 2 * long_side
+            pixels = None if source is None or not direct else _jpeg_array(image, source, (width, height), orientation)
             if pixels is not None:
                 return pixels, full_w, full_h
             image.load()
@@ -229,7 +235,8 @@ def _decode(
     return rgb, full_w, full_h
 
 
-# OpenCV's flags for libjpeg's DCT scaling (1/scale each way), as Pillow's draft chooses it
+# OpenCV's flags for libjpeg's DCT scaling (1/scale each way), as Pillow's draft chooses it: only
+# the scale bits of these flags are used (the colour bits are OR-ed in by _jpeg_array)
 _CV_SCALES = {1: 0, 2: cv2.IMREAD_REDUCED_GRAYSCALE_2, 4: cv2.IMREAD_REDUCED_GRAYSCALE_4,
               8: cv2.IMREAD_REDUCED_GRAYSCALE_8}
 _CV_RGB = getattr(cv2, "IMREAD_COLOR_RGB", None)  # OpenCV 4.10 and later decode to RGB order directly

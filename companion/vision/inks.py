@@ -42,11 +42,12 @@ def _srgb_to_linear(u8: np.ndarray) -> np.ndarray:
 
 
 # every code value's linear light, computed once: a look-up is four times as fast as the curve
-_LINEAR = _srgb_to_linear(np.arange(256, dtype=np.uint8))
+# (the light correction in white_balance.py uses the same table)
+SRGB_TO_LINEAR = _srgb_to_linear(np.arange(256, dtype=np.uint8))
 
 
 def _linear(u8: np.ndarray) -> np.ndarray:
-    return _LINEAR[u8]
+    return SRGB_TO_LINEAR[u8]
 
 
 def _opponent(log_rgb: np.ndarray) -> np.ndarray:

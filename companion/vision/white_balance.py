@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from companion.vision.inks import cast_of, light_reference
+from companion.vision.inks import SRGB_TO_LINEAR, cast_of, light_reference
 
 # The median light die body of data/calib (the training look), log linear RGB:
 # `python -m training.light_calibration --reference data/calib` (its 222 photos with a light body).
@@ -30,8 +30,6 @@ BALANCE_SHARE = 0.5  # chosen on the calibration sets (docs/vision.md)
 # look): `python -m training.light_calibration --unusual data/calib data/stress_*_calib`.
 UNUSUAL_COLOUR_TEMPERATURE = 1.35
 
-_TO_LINEAR = np.where(np.arange(256) / 255.0 <= 0.04045, np.arange(256) / 255.0 / 12.92,
-                      ((np.arange(256) / 255.0 + 0.055) / 1.055) ** 2.4).astype(np.float32)
 _LEVELS = 4096  # linear values are coded back to sRGB through a table this fine
 _lin = np.linspace(0.0, 1.0, _LEVELS)
 _TO_SRGB = np.round(255.0 * np.where(_lin <= 0.0031308, 12.92 * _lin, 1.055 * _lin ** (1 / 2.4) - 0.055)).astype(np.uint8)
@@ -66,5 +64,5 @@ def light_correction(rgb: np.ndarray, boxes: list[tuple[float, float, float, flo
 
 def balance(images: np.ndarray, gains: np.ndarray) -> np.ndarray:
     """sRGB uint8 images (..., 3) with each channel's linear light multiplied by its gain."""
-    linear = _TO_LINEAR[images] * gains.astype(np.float32)
+    linear = SRGB_TO_LINEAR[images] * gains.astype(np.float32)
     return _TO_SRGB[np.clip(np.rint(linear * (_LEVELS - 1)), 0, _LEVELS - 1).astype(np.int32)]
