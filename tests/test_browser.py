@@ -205,3 +205,21 @@ def test_an_answer_for_dice_since_changed_is_dropped(page):
     expect(page.locator("#evaluation")).to_have_class("evaluation pending")
     page.clock.resume()
     expect(page.locator("#verdict")).to_contain_text("not complete")
+
+
+def test_leaving_the_start_screen_before_its_game_list_arrives_is_no_error(page):
+    """The list of saved games answers after the player has already started a game: the
+    start screen it was for is gone, and nothing on the game screen may break (the page
+    fixture fails the test on any JavaScript error)."""
+    held = []
+    page.route("**/api/games", lambda route: held.append(route) if route.request.method == "GET" else route.continue_())
+    create_game(page)
+    for _ in range(50):  # the start screen's request, held back
+        if held:
+            break
+        page.wait_for_timeout(100)
+    assert held
+    for route in held:
+        route.continue_()
+    page.wait_for_timeout(500)  # the late answer is handled
+    expect(page.locator("#current-player")).to_have_text("Ann")

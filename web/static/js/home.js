@@ -90,6 +90,7 @@ export async function renderHome(root, info) {
     try {
       const result = await api.firstPlayer(players, selects.map((s) => Number(s.value)));
       const out = root.querySelector("#roll-result");
+      if (!out) return;  // the start screen was left while the server answered
       if (result.order) {
         order = result.order;
         out.textContent = `${note}${order[0]} starts. Order: ${order.join(" → ")}`;
@@ -99,7 +100,8 @@ export async function renderHome(root, info) {
         selects.filter((s) => result.tied.includes(s.dataset.name)).forEach((s) => { s.value = ""; });
       }
     } catch (err) {
-      root.querySelector("#roll-result").textContent = err.message;
+      const out = root.querySelector("#roll-result");
+      if (out) out.textContent = err.message;
     }
   }
 
@@ -194,7 +196,10 @@ async function drawGames(root) {
     box.innerHTML = `<li class="error">${esc(err.message)}</li>`;
     return;
   }
-  root.querySelector(".home").classList.toggle("has-games", games.length > 0);
+  // the player may have left the start screen while its list loaded: nothing left to draw
+  const home = root.querySelector(".home");
+  if (!home || !box.isConnected) return;
+  home.classList.toggle("has-games", games.length > 0);
   if (!games.length) {
     box.innerHTML = `<li class="muted">No games yet.</li>`;
     return;
