@@ -74,7 +74,8 @@ COLOUR_MARGIN_SHARE = 0.35
 # median of the photo's other dice (value_margin_doubts). Chosen on the first halves of
 # data/more and the other choosing sets: under a warm lamp a red 1 read 7 at 0.99 had a lead
 # of 2.3 where the photo's other dice had 9-15; 0.25 catches it for 0.2-1.1 points more of
-# each set's dice flagged, 0.35 for up to 2.5.
+# the first halves' dice flagged (0.3-1.7 points on the whole choosing sets, with the flat-print
+# flag: the model card), 0.35 for up to 2.5.
 VALUE_MARGIN_SHARE = 0.25
 # Flag a box whose longer side is more than this many times the smallest other box's in the
 # photo (oversized_boxes). Chosen on data/page_far_calib (a note with a green 2 read 2g at

@@ -37,10 +37,10 @@ MAX_BYTES = 100 * 1024 * 1024  # a phone photo is a few MB; refuse before readin
 # holds all of its coefficients) decode whole: their pixel count is the cost, about 3 bytes
 # each and once more to convert, so they get a budget of twice a 12 MP phone photo.
 MAX_PIXELS = 100_000_000  # a baseline JPEG
+MAX_FULL_DECODE_PIXELS = 24_000_000  # PNG, WebP, progressive JPEG and the rest
 # a phone's multi-picture file (MPO) is a JPEG whose first picture Pillow decodes with the same
 # DCT scaling
 JPEG_FORMATS = ("JPEG", "MPO")
-MAX_FULL_DECODE_PIXELS = 24_000_000  # PNG, WebP, progressive JPEG and the rest
 _ORIENTATION_TAG = 0x0112
 _SWAPPING_ORIENTATIONS = (5, 6, 7, 8)  # the EXIF orientations that turn the photo by 90 degrees
 # The sharpest copy kept, as a multiple of the working size: a 12 MP JPEG then decodes at
