@@ -28,7 +28,7 @@ import numpy as np
 
 from companion.vision.decoder import color_index
 from companion.vision.image_io import load_work_image
-from companion.vision.inks import light_cast, measure_inks
+from companion.vision.inks import measure_inks
 from companion.vision.light_colour import INK_FEATURES, LIGHTS, head_inputs, ink_features, photo_kind
 from companion.vision.models import Models, default_models_dir, load_models
 from companion.vision.pipeline import kept_boxes
@@ -49,7 +49,7 @@ def photo_crops(image: LabelledImage, models: Models) -> tuple[np.ndarray, np.nd
         return empty
     work, dets, keep, read, light = found.work, found.detections, found.keep, found.read, found.light
     boxes = [work.to_full(dets[i].box) for i in keep]
-    cast = light_cast(work.rgb, [dets[i].box for i in keep])
+    cast = found.cast
     kind = photo_kind(light, cast)
     inks = ink_features(measure_inks(work.rgb, [dets[i].box for i in keep], light=cast is not None))
     return (read.embedding[keep], read.color[keep], _labels(image, boxes, [dets[i].score for i in keep]),

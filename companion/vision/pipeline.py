@@ -21,7 +21,7 @@ from companion.vision.doubts import (
     colour_margin_doubts, doubtful_photo, flat_prints, ink_doubts, oversized_boxes, turn_doubts, value_margin_doubts,
 )
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
-from companion.vision.inks import Ink, light_cast, measure_inks
+from companion.vision.inks import Ink, cast_of, light_reference, measure_inks
 from companion.vision.joint_colour import joint_colours, usual_light_colours
 from companion.vision.light_colour import ink_features, photo_kind
 from companion.vision.models import Models, load_models
@@ -30,7 +30,9 @@ from companion.vision.reader import ReaderLogits, softmax
 from companion.vision.reading import DieReading, Reading
 from companion.vision.regions import Box, faint_regions, input_windows
 from companion.vision.settings import ReadSettings
-from companion.vision.white_balance import BALANCE_CAST, UNUSUAL_COLOUR_TEMPERATURE, LightCorrection, light_correction
+from companion.vision.white_balance import (
+    BALANCE_CAST, UNUSUAL_COLOUR_TEMPERATURE, LightCorrection, correction_of, light_correction,
+)
 
 DEFAULT_SETTINGS = ReadSettings()
 
@@ -197,8 +199,7 @@ def analyse(
     detections = [found.detections[i] for i in keep]
     value_logits, color_logits = read.value[keep], read.color[keep]
     value_probs = softmax(value_logits, cal.value_temperature)
-    # the photo's light, told by the bodies of the boxes read (None: no white reference)
-    cast = light_cast(work.rgb, [d.box for d in detections])
+    cast = found.cast  # the photo's light, told by the kept dice's bodies (None: no white reference)
     embedding = None if read.embedding is None else read.embedding[keep]
     # the kept faces' inks, against their bodies where these are a white reference: measured
     # once, when first asked (the colour head, the joint colours and the ink doubts ask alike)
@@ -287,6 +288,7 @@ class KeptBoxes:
     faces: np.ndarray  # the face head's probability (1 for a reader without that head)
     keep: list[int]  # the boxes read as dice, surest first
     second: np.ndarray  # maybe a second box on a cube: to flag
+    cast: float | None  # the light's cast told by the kept dice's bodies (inks.light_cast; None: no white reference)
 
 
 def kept_boxes(
@@ -316,11 +318,12 @@ def kept_boxes(
     # the two disagree on whether the light is beyond the training look's (a bright box that is
     # no die), the crops are read again as the kept dice's light says, so that the colour head,
     # the joint colours and the flags all judge one light
-    kept_light = photo_light(work, [detections[i] for i in keep], settings)
+    reference = light_reference(work.rgb, [detections[i].box for i in keep])
+    kept_light = correction_of(reference) if settings.balance_light else LightCorrection()
     if kept_light.unusual != light.unusual:
         light = kept_light
         read = read_boxes(work, detections, models, settings, light)
-    return KeptBoxes(work, detections, light, read, faces, keep, second)
+    return KeptBoxes(work, detections, light, read, faces, keep, second, None if reference is None else cast_of(reference))
 
 
 def _kept_boxes(

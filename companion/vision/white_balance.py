@@ -55,7 +55,11 @@ def light_correction(rgb: np.ndarray, boxes: list[tuple[float, float, float, flo
     """The gains that take the photo's light BALANCE_SHARE of the way to the training look's,
     brightness kept, when its cast is beyond BALANCE_CAST; none when it is not, or the photo has
     no white reference (mostly dark bodies)."""
-    reference = light_reference(rgb, boxes)
+    return correction_of(light_reference(rgb, boxes))
+
+
+def correction_of(reference: np.ndarray | None) -> LightCorrection:
+    """light_correction for a photo whose white reference (inks.light_reference) is known."""
     if reference is None or cast_of(reference) <= BALANCE_CAST:
         return LightCorrection()
     shift = TRAINING_BODY - reference
