@@ -126,7 +126,7 @@ STAGES = {
     "of which the photo's light": ("companion.vision.pipeline:photo_light",),
     "of which the reader": ("companion.vision.reader:ReaderModel.logits",),
     "cubes (one top face per cube)": ("companion.vision.pipeline:_cubes",),
-    "inks (light cast, joint colours, ink doubts)": ("companion.vision.pipeline:light_cast",
+    "inks (light cast, joint colours, ink doubts)": ("companion.vision.pipeline:light_reference",
                                                      "companion.vision.pipeline:measure_inks",
                                                      "companion.vision.pipeline:joint_colours",
                                                      "companion.vision.pipeline:ink_doubts"),
