@@ -7,27 +7,16 @@ calib --seed 2601 --tilt 27 40`), where a red wild on a black die is read orange
 and data/stress_cold_calib photo 107 (`--seed 2401 --light cold`), where an orange 2 is read
 red at 0.98. Both were silent errors with every other flag on."""
 
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from companion.vision import ReadSettings, read_image
 from companion.vision.doubts import COLOUR_MARGIN_SHARE, colour_margin_doubts
-from companion.vision.models import load_models, models_present
-from training.evaluate import IOU_MIN, box_iou
-
-needs_models = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
-PHOTOS = Path(__file__).parent / "photos"
+from companion.vision.models import load_models
+from photo_helpers import PHOTOS, die_on, needs_models
 
 
-def _die_on(reading, photo: Path, token: str):
-    """The reading of the labelled die `token` (its box, IoU >= IOU_MIN)."""
-    truth = json.loads(photo.with_suffix(".json").read_text("utf-8"))["dice"]
-    (box,) = [d["box"] for d in truth if f"{d['value']}{d['color'][0]}" == token]
-    (die,) = [d for d in reading.dice if box_iou(d.box, box) >= IOU_MIN]
-    return die
 
 
 @needs_models
@@ -40,13 +29,13 @@ def test_a_colour_the_reader_was_far_less_sure_of_is_flagged(name, truth, read):
     # with the reader's own colour head: a colour head for the photo's light (light_colour.py),
     # where the models have one, would change how sure the decoder is
     reader = ReadSettings(light_colour_head=False)
-    die = _die_on(read_image(photo, models, reader), photo, truth)
+    die = die_on(read_image(photo, models, reader), photo, truth)
     assert die.face.token == read and die.confidence >= 0.98  # misread, and the decoder is sure of it
     assert die.uncertain
-    without = _die_on(read_image(photo, models, ReadSettings(flag_colour_margin=False, light_colour_head=False)),
+    without = die_on(read_image(photo, models, ReadSettings(flag_colour_margin=False, light_colour_head=False)),
                       photo, truth)
     assert without.face.token == read and not without.uncertain  # silent without this flag
-    assert _die_on(read_image(photo, models), photo, truth).uncertain  # as shipped: flagged
+    assert die_on(read_image(photo, models), photo, truth).uncertain  # as shipped: flagged
 
 
 @needs_models

@@ -7,34 +7,24 @@ tests/photos with its label rows: data/far_calib photo 51 (`training.synth --spl
 y 0-2500 and halved, JPEG quality 85, for its size), where a card's green "+" in a drawn square
 is read as a die, 4g at 1.00: a silent extra die with every other flag on."""
 
-import json
-from pathlib import Path
-
 import numpy as np
-import pytest
 
 from companion.vision import ReadSettings, read_image
 from companion.vision.doubts import FLAT_PRINT_LEAD, body_like_ground, flat_prints
-from companion.vision.models import load_models, models_present
-from training.evaluate import IOU_MIN, box_iou
+from companion.vision.models import load_models
+from photo_helpers import PHOTOS, needs_models, on_no_die
 
-needs_models = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
-PHOTO = Path(__file__).parent / "photos" / "far_calib_000051.jpg"
-
-
-def _on_no_die(reading) -> list:
-    truth = [d["box"] for d in json.loads(PHOTO.with_suffix(".json").read_text("utf-8"))["dice"]]
-    return [d for d in reading.dice if all(box_iou(d.box, box) < IOU_MIN for box in truth)]
+PHOTO = PHOTOS / "far_calib_000051.jpg"
 
 
 @needs_models
 def test_a_print_on_a_card_read_as_a_sure_die_is_flagged():
     models = load_models()
     without = read_image(PHOTO, models, ReadSettings(flag_flat_prints=False))
-    (card,) = _on_no_die(without)
+    (card,) = on_no_die(without, PHOTO)
     assert card.face.token == "4g" and card.confidence >= 0.99 and not card.uncertain  # silent without this flag
     shipped = read_image(PHOTO, models)
-    (flagged,) = _on_no_die(shipped)
+    (flagged,) = on_no_die(shipped, PHOTO)
     assert flagged.uncertain
     # the photo's dice keep their flags: only the card gained one
     gained = [b.face.token for b, a in zip(without.dice, shipped.dice) if a.uncertain and not b.uncertain]

@@ -5,45 +5,34 @@ of the Blender-rendered calibration photos (`training.blender --seed 4501 --spli
 photo 23, kept in tests/photos with its label row), where the reader takes the orange 10 for
 a red one while the photo's own inks tell its orange from the three reds."""
 
-import json
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
-import pytest
 
 from companion.vision import ReadSettings, read_image
 from companion.vision.decoder import DecodeSettings
 from companion.vision.doubts import ink_doubts
 from companion.vision.inks import Ink
-from companion.vision.models import load_models, models_present
-from training.evaluate import IOU_MIN, box_iou
+from companion.vision.models import load_models
+from photo_helpers import PHOTOS, die_on, needs_models
 
-needs_models = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
-PHOTO = Path(__file__).parent / "photos" / "blender_calib_000023.jpg"
+PHOTO = PHOTOS / "blender_calib_000023.jpg"
 # every flag but the inks' off, the decoder's confidence included: what is flagged is the inks' doing;
 # and the reader's colours left as they are (joint_colour.usual_light_colours would move the orange 10)
 NO_FLAGS = ReadSettings().without_scene_flags()
 INKS_ONLY = replace(NO_FLAGS, decoding=DecodeSettings(uncertain_below=0.0), usual_light_joint=False)
 
 
-def _truth() -> list[dict]:
-    return json.loads(PHOTO.with_suffix(".json").read_text("utf-8"))["dice"]
-
-
-def _orange_ten(reading):
-    (box,) = [d["box"] for d in _truth() if d["value"] == 10 and d["color"] == "orange"]
-    (die,) = [d for d in reading.dice if box_iou(d.box, box) >= IOU_MIN]
-    return die
 
 
 @needs_models
 def test_an_orange_the_reader_calls_red_is_flagged_by_the_photos_inks():
     models = load_models()
     without = read_image(PHOTO, models, INKS_ONLY)
-    assert _orange_ten(without).face.token == "10r" and not _orange_ten(without).uncertain  # the reader alone
+    alone = die_on(without, PHOTO, "10o")
+    assert alone.face.token == "10r" and not alone.uncertain  # the reader alone
     reading = read_image(PHOTO, models, replace(INKS_ONLY, flag_ink_doubts=True))
-    die = _orange_ten(reading)
+    die = die_on(reading, PHOTO, "10o")
     assert die.face.token == "10r" and die.uncertain  # flagged, its colour left as the reader read it
     # the photo's right dice (three reds and a green) are not flagged by the inks
     assert [d.face.token for d in reading.dice if d.uncertain] == ["10r"]
@@ -52,7 +41,7 @@ def test_an_orange_the_reader_calls_red_is_flagged_by_the_photos_inks():
 @needs_models
 def test_the_shipped_settings_flag_it_and_read_the_others_unflagged():
     reading = read_image(PHOTO, load_models(), ReadSettings())
-    assert _orange_ten(reading).uncertain
+    assert die_on(reading, PHOTO, "10o").uncertain
     assert sorted(d.face.token for d in reading.dice if not d.uncertain) == ["10g", "1r", "Wr", "Wr"]
 
 

@@ -8,34 +8,24 @@ as the page uploads it; kept here encoded again at JPEG quality 80 for its size)
 on the table with a green 2 drawn on it is read as a die, 2g at 1.00: a silent extra die with
 every other flag on."""
 
-import json
-from pathlib import Path
-
 import numpy as np
-import pytest
 
 from companion.vision import ReadSettings, read_image
 from companion.vision.doubts import OVERSIZED, oversized_boxes
-from companion.vision.models import load_models, models_present
-from training.evaluate import IOU_MIN, box_iou
+from companion.vision.models import load_models
+from photo_helpers import PHOTOS, needs_models, on_no_die
 
-needs_models = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
-PHOTO = Path(__file__).parent / "photos" / "page_far_calib_000070.jpg"
-
-
-def _on_no_die(reading) -> list:
-    truth = [d["box"] for d in json.loads(PHOTO.with_suffix(".json").read_text("utf-8"))["dice"]]
-    return [d for d in reading.dice if all(box_iou(d.box, box) < IOU_MIN for box in truth)]
+PHOTO = PHOTOS / "page_far_calib_000070.jpg"
 
 
 @needs_models
 def test_a_note_read_as_a_sure_die_is_flagged():
     models = load_models()
     without = read_image(PHOTO, models, ReadSettings(flag_oversized_boxes=False))
-    (note,) = [d for d in _on_no_die(without) if d.face.token == "2g"]
+    (note,) = [d for d in on_no_die(without, PHOTO) if d.face.token == "2g"]
     assert note.confidence >= 0.99 and not note.uncertain  # silent without this flag
     shipped = read_image(PHOTO, models)
-    (flagged,) = [d for d in _on_no_die(shipped) if d.face.token == "2g"]
+    (flagged,) = [d for d in on_no_die(shipped, PHOTO) if d.face.token == "2g"]
     assert flagged.uncertain
     # the photo's dice keep their flags: only the note gained one
     gained = [b.face.token for b, a in zip(without.dice, shipped.dice) if a.uncertain and not b.uncertain]

@@ -6,26 +6,23 @@ Blender-rendered calibration photo 23 (`training.blender --seed 4501 --split cal
 tests/photos with its label row), whose orange 10 the reader takes for red (0.77) while its ink
 measures 26 degrees from the photo's three reds."""
 
-import json
-from pathlib import Path
 
 import numpy as np
-import pytest
 
 from companion.vision import ReadSettings, read_image
 from companion.vision.inks import Ink
 from companion.vision.joint_colour import USUAL_MIN_CHROMA, joint_colours, usual_light_colours
-from companion.vision.models import load_models, models_present
+from companion.vision.models import load_models
+from photo_helpers import PHOTOS, labelled_dice, needs_models
 from training.evaluate import IOU_MIN, box_iou
 
-needs_models = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
-PHOTO = Path(__file__).parent / "photos" / "blender_calib_000023.jpg"
+PHOTO = PHOTOS / "blender_calib_000023.jpg"
 
 
 def _read_as(reading) -> dict[str, str]:
     """Each labelled top face (die:face) -> what the reading made of it (box IoU >= 0.5), or '-'."""
     out = {}
-    for die in json.loads(PHOTO.with_suffix(".json").read_text("utf-8"))["dice"]:
+    for die in labelled_dice(PHOTO):
         hits = [r for r in reading.dice if box_iou(r.box, die["box"]) >= IOU_MIN]
         out[f"{die['die']}:{die['value']}{die['color'][0]}"] = hits[0] if hits else None
     return out

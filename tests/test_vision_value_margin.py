@@ -7,36 +7,26 @@ warm` (docs/synthetic_data.md, the choosing sets): under a warm lamp a red 1 on 
 read as 7 at 0.99, its value's lead over the next 2.3 where the photo's other dice lead by 9-15:
 silent with every other flag on."""
 
-import json
-from pathlib import Path
 
 import numpy as np
-import pytest
 
 from companion.vision import ReadSettings, read_image
 from companion.vision.doubts import VALUE_MARGIN_SHARE, value_margin_doubts
-from companion.vision.models import load_models, models_present
-from training.evaluate import IOU_MIN, box_iou
+from companion.vision.models import load_models
+from photo_helpers import PHOTOS, die_on, needs_models
 
-needs_models = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
-PHOTO = Path(__file__).parent / "photos" / "warm_calib_8301_000082.jpg"
+PHOTO = PHOTOS / "warm_calib_8301_000082.jpg"
 
-
-def _red_one(reading):
-    truth = json.loads(PHOTO.with_suffix(".json").read_text("utf-8"))["dice"]
-    (box,) = [d["box"] for d in truth if d["value"] == 1 and d["color"] == "red"]
-    (die,) = [d for d in reading.dice if box_iou(d.box, box) >= IOU_MIN]
-    return die
 
 
 @needs_models
 def test_a_value_far_less_sure_than_the_photos_others_is_flagged():
     models = load_models()
     without = read_image(PHOTO, models, ReadSettings(flag_value_margin=False))
-    die = _red_one(without)
+    die = die_on(without, PHOTO, "1r")
     assert die.face.token == "7r" and die.confidence >= 0.99 and not die.uncertain  # silent without it
     shipped = read_image(PHOTO, models)
-    assert _red_one(shipped).uncertain
+    assert die_on(shipped, PHOTO, "1r").uncertain
     # the photo's other dice keep their flags: only the misread gained one
     gained = [b.face.token for b, a in zip(without.dice, shipped.dice) if a.uncertain and not b.uncertain]
     assert gained == ["7r"]

@@ -1,0 +1,32 @@
+"""The photos kept in tests/photos, each with its label row (PHOTO.json: the generator's dice),
+and the pipeline's readings on their labelled dice, matched as training.evaluate matches them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from companion.vision.models import models_present
+from training.evaluate import IOU_MIN, box_iou
+
+PHOTOS = Path(__file__).parent / "photos"
+needs_models = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
+
+
+def labelled_dice(photo: Path) -> list[dict]:
+    return json.loads(photo.with_suffix(".json").read_text("utf-8"))["dice"]
+
+
+def die_on(reading, photo: Path, token: str):
+    """The one reading on the photo's labelled die `token` (e.g. "10o"; its box, IoU >= IOU_MIN)."""
+    (box,) = [d["box"] for d in labelled_dice(photo) if f"{d['value']}{d['color'][0]}" == token]
+    (die,) = [d for d in reading.dice if box_iou(d.box, box) >= IOU_MIN]
+    return die
+
+
+def on_no_die(reading, photo: Path) -> list:
+    """The readings whose box matches none of the photo's labelled dice."""
+    truth = [d["box"] for d in labelled_dice(photo)]
+    return [d for d in reading.dice if all(box_iou(d.box, box) < IOU_MIN for box in truth)]
