@@ -20,11 +20,12 @@ def test_the_environment_is_read_when_asked_and_unset_variables_keep_the_default
                                  "COMPANION_ZOOM": "0", "COMPANION_ZOOMED_VIEWS": "0",
                                  "COMPANION_FAINT_HEAT": "0", "COMPANION_BALANCE_LIGHT": "0",
                                  "COMPANION_READER_SURE_ONE": "0.9", "COMPANION_MIRROR_BAND": "0.2, 0.8",
-                                 "COMPANION_JOINT_COLOUR": "0", "COMPANION_LIGHT_COLOUR": "0"})
+                                 "COMPANION_JOINT_COLOUR": "0", "COMPANION_LIGHT_COLOUR": "0",
+                                 "COMPANION_READER_CASCADE": "1"})
     assert got == ReadSettings(models_dir=Path("/opt/m"), reader_turns=1, reader_sure=1.0, detector_views=2,
                                zoom_small_faces=False, zoomed_views=None, faint_heat=0.0, balance_light=False,
                                reader_sure_one=0.9, mirror_band=(0.2, 0.8), joint_colour=False,
-                               light_colour_head=False)
+                               light_colour_head=False, reader_cascade=1.0)
 
 
 @pytest.mark.parametrize("name, value, words", [
@@ -33,6 +34,7 @@ def test_the_environment_is_read_when_asked_and_unset_variables_keep_the_default
     ("COMPANION_DETECTOR_VIEWS", "5", "1 to 4 mirror views"),
     ("COMPANION_READER_SURE", "1.5", "probability"),
     ("COMPANION_READER_SURE_ONE", "-0.1", "reader_sure_one is a probability"),
+    ("COMPANION_READER_CASCADE", "2", "reader_cascade is a probability"),
     ("COMPANION_MIRROR_BAND", "0.3", "two numbers"),
     ("COMPANION_MIRROR_BAND", "0.3,1.2", "low <= high <= 1"),
     ("COMPANION_MIRROR_BAND", "0.7,0.3", "low <= high"),

@@ -163,12 +163,22 @@ def _typical_face(detections: list[Detection]) -> float | None:
 
 def read_boxes(
     work: WorkImage, detections: list[Detection], models: Models, settings: ReadSettings = DEFAULT_SETTINGS,
-    light: LightCorrection | None = None,
+    light: LightCorrection | None = None, cascade: bool = False,
 ) -> ReaderLogits:
     """The reader's logits for each detected box's crop, corrected for the photo's light
-    (`light`; None: measured here, photo_light)."""
+    (`light`; None: measured here, photo_light); with `cascade`, the crops its first part is sure
+    of read by it alone (ReadSettings.reader_cascade: then without embeddings)."""
     return models.reader.logits(reader_crops(work, detections, models, settings, light), settings.reader_turns,
-                                settings.reader_sure, settings.reader_sure_one)
+                                settings.reader_sure, settings.reader_sure_one,
+                                settings.reader_cascade if cascade else 1.0)
+
+
+def needs_embedding(models: Models, settings: ReadSettings, light: LightCorrection) -> bool:
+    """Could the crops' embeddings be asked for under this light: is there a colour head for a
+    photo light it can be (light_colour.photo_kind; the cast is told only after the reader)?"""
+    heads = models.light_colour if settings.light_colour_head else None
+    kinds = ("corrected",) if light.unusual else ("dark", "usual")
+    return heads is not None and any(heads.get(kind) is not None for kind in kinds)
 
 
 def reader_crops(
@@ -191,7 +201,7 @@ def analyse(
     profile: Profile | None = None,
 ) -> Analysis:
     dice_set = dice_set or standard_set()
-    found = kept_boxes(work, models, settings, dice_set, profile)
+    found = kept_boxes(work, models, settings, dice_set, profile, embeddings=False)
     if found is None:
         return _nothing()
     work, light, read, faces, keep, second = found.work, found.light, found.read, found.faces, found.keep, found.second
@@ -293,16 +303,18 @@ class KeptBoxes:
 
 def kept_boxes(
     work: WorkImage, models: Models, settings: ReadSettings = DEFAULT_SETTINGS, dice_set: DiceSet | None = None,
-    profile: Profile | None = None,
+    profile: Profile | None = None, embeddings: bool = True,
 ) -> KeptBoxes | None:
     """Find a photo's faces, read them and keep those that are dice (None: none are), as analyse
-    does before deciding the dice; training takes the same boxes from here."""
+    does before deciding the dice; training takes the same boxes from here. Without `embeddings`
+    the reader's cascade reads the crops (read_boxes) where nothing of the read asks for them."""
     work, detections = find_faces(work, models, settings)
     detections = detections[:MAX_DICE + EXTRA_CANDIDATES]
     if not detections:
         return None
     light = photo_light(work, detections, settings)
-    read = read_boxes(work, detections, models, settings, light)
+    cascade = lambda light: not (embeddings or profile is not None or needs_embedding(models, settings, light))  # noqa: E731
+    read = read_boxes(work, detections, models, settings, light, cascade(light))
     if profile is not None:
         profile.check_reader(models.reader.fingerprint)
     faces = read.face_probability()
@@ -322,7 +334,7 @@ def kept_boxes(
     kept_light = correction_of(reference) if settings.balance_light else LightCorrection()
     if kept_light.unusual != light.unusual:
         light = kept_light
-        read = read_boxes(work, detections, models, settings, light)
+        read = read_boxes(work, detections, models, settings, light, cascade(light))
     return KeptBoxes(work, detections, light, read, faces, keep, second, None if reference is None else cast_of(reference))
 
 

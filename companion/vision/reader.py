@@ -1,5 +1,9 @@
 """The reader: a face crop's value (1..10, W), ink colour and (when it has that head) whether
-it is a die's top face at all, voted over quarter turns of the crop."""
+it is a die's top face at all, voted over quarter turns of the crop.
+
+A joined reader (training/ensemble.py) may have its parts beside it, one file each
+(training/reader_parts.py): the cascade then reads every crop with the first part alone and
+only the crops it leaves unsure with all parts, as the joined file would."""
 
 from __future__ import annotations
 
@@ -22,6 +26,9 @@ if TYPE_CHECKING:
 # reader_sure_one, reader_sure).
 FIRST_TURNS = 2
 EMBEDDING_OUTPUT = "embedding"  # the reader's optional output for learning a table's dice
+PART_FILE = "reader_part{}.onnx"  # a joined reader's parts (training/reader_parts.py), beside it
+PART_FEATURES = "features"  # a part's pooled features: what the joined file's embedding normalises
+PART_SOURCE = "source"  # a part's metadata: the fingerprint of the joined file it was cut from
 _DEFAULT = ReadSettings()
 
 
@@ -51,13 +58,17 @@ class ReaderModel:
     has_face_head: bool = False
     has_embedding: bool = False  # the file's `embedding` output (training/reader_embedding.py)
     fingerprint: str = ""  # names this reader's file: embeddings of another reader mean nothing to it
+    # the joined file's parts, in its order (load_parts); none: no cascade, every crop gets the joined file
+    parts: tuple[InferenceSession, ...] = ()
 
     @classmethod
     def load(cls, path: Path, providers: Sequence[str] = CPU_PROVIDERS) -> ReaderModel:
         session = open_session(path, providers)
         outputs = [o.name for o in session.get_outputs()]
+        fingerprint = file_fingerprint(path)
         return cls(session, int(metadata(session).get("input_size", 64)), has_face_head="face" in outputs,
-                   has_embedding=EMBEDDING_OUTPUT in outputs, fingerprint=file_fingerprint(path))
+                   has_embedding=EMBEDDING_OUTPUT in outputs, fingerprint=fingerprint,
+                   parts=load_parts(path, fingerprint, providers))
 
     @property
     def heads(self) -> list[str]:
@@ -65,7 +76,8 @@ class ReaderModel:
         return ["value", "color"] + (["face"] if self.has_face_head else [])
 
     def logits(self, crops: np.ndarray, turns: int = _DEFAULT.reader_turns,
-               sure: float = _DEFAULT.reader_sure, sure_one: float = _DEFAULT.reader_sure_one) -> ReaderLogits:
+               sure: float = _DEFAULT.reader_sure, sure_one: float = _DEFAULT.reader_sure_one,
+               cascade: float = 1.0) -> ReaderLogits:
         """crops: (n, size, size, 3) uint8 -> value (n, 11), colour (n, 4) and face (n, 2) logits.
 
         With turns > 1 each crop is also read turned by 90, 180 (and 270) degrees and the
@@ -73,9 +85,59 @@ class ReaderModel:
         plain at once, so the vote goes in stages: every crop is read upright; a crop whose
         every head's most likely class is above `sure_one` stops there, the others are read at
         the second turn too; a crop the first two turns leave at or under `sure` gets the rest.
+
+        With cascade < 1 and the parts at hand, the upright turn is read by the first part
+        alone first: a crop whose every head it reads above `cascade` is read by that part
+        alone (and the answer has no embedding: the parts' features of such a crop are not
+        all known); the others are voted on as above, by every part.
         """
+        if cascade < 1.0 and len(self.parts) > 1 and len(crops):
+            return self._cascade(crops, turns, sure, sure_one, cascade)
+        return self._staged(crops, turns, sure, sure_one)
+
+    def _cascade(self, crops: np.ndarray, turns: int, sure: float, sure_one: float, cascade: float) -> ReaderLogits:
+        first = self._part(0, crops)
+        alone = _sure(first[:len(self.heads)], cascade)
+        rest = np.flatnonzero(~alone)
+        if not rest.size:
+            return ReaderLogits(first[0], first[1], first[2] if self.has_face_head else None, None, np.ones(len(crops), bool))
+        upright = self._parts_vote(crops[rest], [[h[rest] for h in first]])
+        read = self._staged(crops[rest], turns, sure, sure_one, upright)
+        if not alone.any():
+            return read
+        heads = [h.copy() for h in first[:len(self.heads)]]
+        for head, part in zip(heads, _heads(read)):
+            head[rest] = part
+        agree = np.ones(len(crops), dtype=bool)
+        agree[rest] = read.agree if read.agree is not None else True
+        return ReaderLogits(heads[0], heads[1], heads[2] if self.has_face_head else None, None, agree)
+
+    def _part(self, k: int, crops: np.ndarray) -> list[np.ndarray]:
+        """Part k's log-probabilities per head and its pooled features of the upright crops."""
+        batch = np.ascontiguousarray(crops.transpose(0, 3, 1, 2), dtype=np.float32)
+        *heads, features = self.parts[k].run(self.heads + [PART_FEATURES], {"crops": batch})
+        return [log_softmax(h) for h in heads] + [features]
+
+    def _parts_vote(self, crops: np.ndarray, known: list[list[np.ndarray]]) -> tuple[list[np.ndarray], np.ndarray | None, np.ndarray]:
+        """What _vote gives for the upright turn, from the parts: the joined file's mean of their
+        log-probabilities and its embedding (each part's features of length 1, joined, / sqrt(parts));
+        `known`: the first parts' answers, already read."""
+        answers = known + [self._part(k, crops) for k in range(len(known), len(self.parts))]
+        n = len(self.heads)
+        means = [np.mean([a[h] for a in answers], axis=0) for h in range(n)]
+        heads = [log_softmax(m) for m in means]
+        embedding = None
+        if self.has_embedding:
+            unit = [a[n] / np.maximum(np.linalg.norm(a[n], axis=1, keepdims=True), 1e-12) for a in answers]
+            embedding = np.concatenate(unit, axis=1) / np.sqrt(len(answers))
+        seen = np.stack([m.argmax(axis=1)[None] for m in means[:2]])
+        return heads, embedding, seen
+
+    def _staged(self, crops: np.ndarray, turns: int, sure: float, sure_one: float,
+                upright: tuple[list[np.ndarray], np.ndarray | None, np.ndarray] | None = None) -> ReaderLogits:
+        """The staged vote of `logits`; `upright`: the upright turn's vote, already read (_parts_vote)."""
         stages = [(end, level) for end, level in ((1, sure_one), (FIRST_TURNS, sure)) if end < turns]
-        if stages and stages[0][0] == 1 and sure_one >= 1.0:
+        if upright is None and stages and stages[0][0] == 1 and sure_one >= 1.0:
             stages.pop(0)  # no crop can be that sure: the first two turns go in one batch
         stages.append((turns, 1.0))  # the last stage's level is never asked
         heads: list[np.ndarray] = []
@@ -85,7 +147,10 @@ class ReaderModel:
         active = np.arange(len(crops))
         done = 0
         for end, level in stages:
-            more, more_embedding, seen = self._vote(crops[active], range(done, end))
+            if upright is not None and not done:  # the upright turn (end 1), read before
+                more, more_embedding, seen = upright
+            else:
+                more, more_embedding, seen = self._vote(crops[active], range(done, end))
             if not heads:
                 heads, embedding = more, more_embedding
                 first_seen = seen[:, 0]
@@ -119,6 +184,22 @@ class ReaderModel:
         embedding = outputs[-1].reshape(len(turns), n, -1).mean(axis=0) if self.has_embedding else None
         seen = np.stack([h.reshape(len(turns), n, -1).argmax(axis=2) for h in outputs[:2]])
         return heads, embedding, seen
+
+
+def _heads(read: ReaderLogits) -> list[np.ndarray]:
+    return [read.value, read.color] + ([read.face] if read.face is not None else [])
+
+
+def load_parts(path: Path, fingerprint: str, providers: Sequence[str] = CPU_PROVIDERS) -> tuple[InferenceSession, ...]:
+    """The parts beside the joined reader at `path` (PART_FILE, from 0 on), when there are at least
+    two and every one was cut from that very file (its metadata's PART_SOURCE is `fingerprint`);
+    else none: parts of another reader would read otherwise than it."""
+    parts: list[InferenceSession] = []
+    while (part := path.parent / PART_FILE.format(len(parts))).is_file():
+        parts.append(open_session(part, providers))
+    if len(parts) < 2 or any(metadata(p).get(PART_SOURCE) != fingerprint for p in parts):
+        return ()
+    return tuple(parts)
 
 
 def _agree(seen: np.ndarray) -> np.ndarray:

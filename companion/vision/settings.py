@@ -10,6 +10,7 @@ The defaults are the shipped pipeline. The CLI and the server make theirs once w
     COMPANION_READER_TURNS    quarter turns of each crop the reader votes over, 1..4 (4)
     COMPANION_READER_SURE     a crop this sure after the first two turns skips the others (0.99; 1: never)
     COMPANION_READER_SURE_ONE a crop this sure after the first turn skips the second (0.999; 1: never)
+    COMPANION_READER_CASCADE  a crop the reader's first part reads this sure upright is read by it alone (0.999; 1: never)
     COMPANION_DETECTOR_VIEWS  mirror views of the detector's heatmap, 1..4 (default: the calibration's)
     COMPANION_MIRROR_BAND     "low,high": the mirror views only around the upright view's peaks of
                               heat in [low, high] (0.1,0.9; "all": the whole image)
@@ -57,6 +58,11 @@ class ReadSettings:
     # stress sets, where it reads as two turns for all do; 0.99 lets one more silent error through
     # under a warm lamp, where the reader is trusted only from 0.99 (pipeline.UNUSUAL_LIGHT_SURE)
     reader_sure_one: float = 0.999
+    # a joined reader with its parts beside it (reader.load_parts): a crop whose every head the
+    # first part alone reads above this, upright, is read by that part alone, the others by all
+    # parts (1.0: every crop by all). Where a crop's embedding is needed (a colour head for the
+    # photo's light, a table's profile) every crop is read by all parts (pipeline.kept_boxes).
+    reader_cascade: float = 0.999
     detector_views: int | None = None  # None: the views the calibration's thresholds were chosen with
     # the mirror views are taken only around the upright view's peaks whose heat is in this band
     # (detector.views_near_peaks): above it a peak is a face and under it none, whatever the
@@ -108,7 +114,7 @@ class ReadSettings:
             views = getattr(self, name)
             if views is not None and not 1 <= views <= MAX_VIEWS:
                 raise ValueError(f"The detector takes 1 to {MAX_VIEWS} mirror views, not {views} ({name}).")
-        for name in ("reader_sure", "reader_sure_one"):
+        for name in ("reader_sure", "reader_sure_one", "reader_cascade"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} is a probability (0..1), not {getattr(self, name)}.")
         if self.mirror_band is not None and not 0.0 <= self.mirror_band[0] <= self.mirror_band[1] <= 1.0:
@@ -142,6 +148,8 @@ class ReadSettings:
             kw["reader_sure"] = _number(env, "COMPANION_READER_SURE", float)
         if env.get("COMPANION_READER_SURE_ONE"):
             kw["reader_sure_one"] = _number(env, "COMPANION_READER_SURE_ONE", float)
+        if env.get("COMPANION_READER_CASCADE"):
+            kw["reader_cascade"] = _number(env, "COMPANION_READER_CASCADE", float)
         if env.get("COMPANION_DETECTOR_VIEWS"):
             kw["detector_views"] = _number(env, "COMPANION_DETECTOR_VIEWS", int)
         if env.get("COMPANION_MIRROR_BAND"):

@@ -1,0 +1,124 @@
+"""The reader's cascade (real ONNX reader and its parts): the crops the first part is sure of
+are read by it alone and read as the joined reader reads them, the others exactly as the joined
+reader votes, and a read that may need the crops' embeddings still gets both parts."""
+
+import json
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from companion.vision import read_image
+from companion.vision.crops import box_crop
+from companion.vision.image_io import load_work_image
+from companion.vision.models import default_models_dir, load_models, models_present
+from companion.vision.pipeline import kept_boxes
+from companion.vision.reader import PART_FILE, load_parts, log_softmax, softmax
+from companion.vision.settings import ReadSettings
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
+PHOTOS = Path(__file__).parent / "photos"
+pytestmark = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
+SETTINGS = ReadSettings()
+
+
+def _crops(count: int = 4) -> np.ndarray:
+    """Crops of the first samples' labelled dice."""
+    crops = []
+    for line in (SAMPLES / "labels.jsonl").read_text().splitlines()[:count]:
+        row = json.loads(line)
+        work = load_work_image(SAMPLES / row["image"])
+        crops += [box_crop(work.rgb, work.to_work(tuple(d["box"]))) for d in row["dice"] if not d.get("truncated")]
+    return np.stack(crops)
+
+
+def _batch(crops: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(crops.transpose(0, 3, 1, 2), dtype=np.float32)
+
+
+def _heads(read) -> list[np.ndarray]:
+    return [read.value, read.color] + ([read.face] if read.face is not None else [])
+
+
+def test_the_shipped_parts_are_the_shipped_joined_reader():
+    reader = load_models().reader
+    assert len(reader.parts) == 2
+    crops = _batch(_crops())
+    joined = reader.session.run(reader.heads, {"crops": crops})
+    parts = [p.run(reader.heads, {"crops": crops}) for p in reader.parts]
+    for k, head in enumerate(joined):
+        mean = np.mean([log_softmax(part[k]) for part in parts], axis=0)
+        assert np.allclose(mean, head, atol=1e-5)
+
+
+def test_crops_the_first_part_is_sure_of_read_as_the_joined_reader_reads_them_the_others_exactly_alike():
+    reader = load_models().reader
+    crops = _crops()
+    turns, sure, sure_one = SETTINGS.reader_turns, SETTINGS.reader_sure, SETTINGS.reader_sure_one
+    joined = reader.logits(crops, turns, sure, sure_one)
+    cascade = reader.logits(crops, turns, sure, sure_one, SETTINGS.reader_cascade)
+    first = reader.parts[0].run(reader.heads, {"crops": _batch(crops)})
+    alone = np.ones(len(crops), dtype=bool)
+    for head in first:
+        alone &= softmax(head).max(axis=1) > SETTINGS.reader_cascade
+    assert 0 < alone.sum() < len(crops)  # both kinds are in the batch
+    for mine, theirs, own in zip(_heads(cascade), _heads(joined), first):
+        # a sure crop: the first part's own answer, and the joined reader's most likely class
+        assert np.allclose(mine[alone], log_softmax(own[alone]), atol=1e-6)
+        assert np.array_equal(mine[alone].argmax(axis=1), theirs[alone].argmax(axis=1))
+        # the others: the joined reader's vote over the same turns
+        assert np.allclose(mine[~alone], theirs[~alone], atol=1e-5)
+    assert cascade.embedding is None  # some crops' second part was never read
+    assert joined.embedding is not None
+
+
+def test_no_cascade_without_it_or_when_no_crop_is_sure():
+    reader = load_models().reader
+    crops = _crops(1)
+    joined = reader.logits(crops)
+    off = reader.logits(crops, cascade=1.0)
+    for a, b in zip(_heads(joined), _heads(off)):
+        assert np.array_equal(a, b)
+    # no crop is this sure: every crop goes to both parts, and its embedding comes too
+    everyone = reader.logits(crops, cascade=0.999999999)
+    assert everyone.embedding is not None and joined.embedding is not None
+    assert np.allclose(everyone.embedding, joined.embedding, atol=1e-5)
+    for a, b in zip(_heads(joined), _heads(everyone)):
+        assert np.allclose(a, b, atol=1e-5)
+
+
+def test_parts_of_another_reader_are_not_used(tmp_path):
+    models = default_models_dir()
+    shutil.copy(models / "reader.onnx", tmp_path / "reader.onnx")
+    for k in range(2):
+        shutil.copy(models / PART_FILE.format(k), tmp_path / PART_FILE.format(k))
+    assert len(load_parts(tmp_path / "reader.onnx", load_models().reader.fingerprint)) == 2
+    assert load_parts(tmp_path / "reader.onnx", "0123456789abcdef") == ()  # cut from another file
+    (tmp_path / PART_FILE.format(1)).unlink()
+    assert load_parts(tmp_path / "reader.onnx", load_models().reader.fingerprint) == ()  # one part alone
+
+
+@pytest.mark.slow
+def test_a_photo_under_an_unusual_light_is_read_by_both_parts():
+    """The colour head for a light beyond the training look's reads the embedding of both parts."""
+    models = load_models()
+    photo = PHOTOS / "warm_calib_8301_000082.jpg"
+    found = kept_boxes(load_work_image(photo), models, SETTINGS, embeddings=False)
+    assert found is not None and found.light.unusual
+    assert found.read.embedding is not None  # both parts read every crop
+    plain = kept_boxes(load_work_image(SAMPLES / "s00_white_10.jpg"), models, SETTINGS, embeddings=False)
+    assert plain is not None and not plain.light.unusual
+    assert plain.read.embedding is None  # under the usual light the cascade read it
+
+
+@pytest.mark.slow
+def test_the_samples_read_alike_with_and_without_the_cascade():
+    off = replace(SETTINGS, reader_cascade=1.0)
+    for line in (SAMPLES / "labels.jsonl").read_text().splitlines():
+        image = SAMPLES / json.loads(line)["image"]
+        a, b = read_image(image, settings=off), read_image(image, settings=SETTINGS)
+        assert [(d.value, d.color, d.die, d.uncertain) for d in a.dice] == \
+            [(d.value, d.color, d.die, d.uncertain) for d in b.dice], image.name
+        assert np.allclose([d.confidence for d in a.dice], [d.confidence for d in b.dice], atol=1e-3)
