@@ -313,7 +313,9 @@ def kept_boxes(
     if not detections:
         return None
     light = photo_light(work, detections, settings)
-    cascade = lambda light: not (embeddings or profile is not None or needs_embedding(models, settings, light))  # noqa: E731
+    def cascade(light: LightCorrection) -> bool:  # may the crops be read without their embeddings?
+        return not (embeddings or profile is not None or needs_embedding(models, settings, light))
+
     read = read_boxes(work, detections, models, settings, light, cascade(light))
     if profile is not None:
         profile.check_reader(models.reader.fingerprint)
