@@ -30,7 +30,7 @@ from companion.vision.reader import ReaderLogits, softmax
 from companion.vision.reading import DieReading, Reading
 from companion.vision.regions import Box, faint_regions, input_windows
 from companion.vision.settings import ReadSettings
-from companion.vision.top_faces import MISSED_TOP_SURE, candidates
+from companion.vision.top_faces import candidates
 from companion.vision.white_balance import (
     BALANCE_CAST, UNUSUAL_COLOUR_TEMPERATURE, LightCorrection, correction_of, light_correction,
 )
@@ -341,9 +341,10 @@ def _missed_tops(
     seen: WorkImage, upright: Heatmap, work: WorkImage, detections: list[Detection], keep: list[int], models: Models,
     settings: ReadSettings, light: LightCorrection,
 ) -> np.ndarray:
-    """Per box: a kept box beyond which, away from the camera, the reader's face head is sure
-    of a top face where the upright heatmap of `seen` (the working image) has a weak peak
-    (top_faces.py): the kept box is that cube's side face."""
+    """Per box: a kept box beyond which, away from the camera, the upright heatmap of `seen`
+    (the working image) has a weak peak that the reader's face head takes for a top face (as
+    sure as it must be of a box kept as a die): the kept box is probably that cube's side
+    face (top_faces.py)."""
     out = np.zeros(len(detections), dtype=bool)
     to_seen = seen.rgb.shape[1] / work.rgb.shape[1]  # the boxes' image (maybe a sharper copy) -> seen's pixels
     boxes = [_scaled(d, to_seen) for d in detections]
@@ -353,7 +354,11 @@ def _missed_tops(
         return out
     peaks = list(dict.fromkeys(c for _, c in found))  # a peak beyond two kept boxes is read once
     read = read_boxes(work, [_scaled(c, 1 / to_seen) for c in peaks], models, settings, light)
-    sure = dict(zip(peaks, read.face_probability() >= MISSED_TOP_SURE))
+    faces = read.face_probability()
+    if faces is None:
+        return out
+    # a face the face head would keep as a die's top face, had the detector boxed it
+    sure = dict(zip(peaks, (faces >= models.calibration.face_threshold).tolist()))
     for k, c in found:
         out[keep[k]] |= bool(sure[c])
     return out

@@ -31,8 +31,6 @@ AWAY = 0.5
 # a peak this close (in a read box's size) to a read box's centre is that box again, not a missed face
 SAME_BOX = 0.3
 MAX_CANDIDATES = 40
-# how sure the reader's face head must be of a top face there for the kept box to be flagged
-MISSED_TOP_SURE = 0.5
 
 
 def candidates(
