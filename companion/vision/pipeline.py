@@ -333,23 +333,25 @@ def kept_boxes(
         light = kept_light
         read = read_boxes(work, detections, models, settings, light)
     if settings.flag_missed_tops and read.face is not None:
-        second |= _missed_tops(seen, upright, work, detections, keep, models, settings, light)
+        second |= _missed_tops(seen, upright, work, detections, keep, second, models, settings, light)
     return KeptBoxes(work, detections, light, read, faces, keep, second, None if reference is None else cast_of(reference))
 
 
 def _missed_tops(
-    seen: WorkImage, upright: Heatmap, work: WorkImage, detections: list[Detection], keep: list[int], models: Models,
-    settings: ReadSettings, light: LightCorrection,
+    seen: WorkImage, upright: Heatmap, work: WorkImage, detections: list[Detection], keep: list[int],
+    flagged: np.ndarray, models: Models, settings: ReadSettings, light: LightCorrection,
 ) -> np.ndarray:
     """Per box: a kept box beyond which, away from the camera, the upright heatmap of `seen`
     (the working image) has a weak peak that the reader's face head takes for a top face (as
     sure as it must be of a box kept as a die): the kept box is probably that cube's side
-    face (top_faces.py)."""
+    face (top_faces.py). A box already `flagged` is not looked beyond (the reader's second look
+    costs a run of its own)."""
     out = np.zeros(len(detections), dtype=bool)
     to_seen = seen.rgb.shape[1] / work.rgb.shape[1]  # the boxes' image (maybe a sharper copy) -> seen's pixels
     boxes = [_scaled(d, to_seen) for d in detections]
     kept = [boxes[i] for i in keep]
-    found = candidates(upright, models.detector.stride, models.detector.threshold, kept, boxes, nearer_direction(kept))
+    found = [(k, c) for k, c in candidates(upright, models.detector.stride, models.detector.threshold, kept, boxes,
+                                           nearer_direction(kept)) if not flagged[keep[k]]]
     if not found:
         return out
     peaks = list(dict.fromkeys(c for _, c in found))  # a peak beyond two kept boxes is read once
