@@ -225,6 +225,7 @@ def analyse(
         # under the usual light the reader's colour decides a sure die; the photo's inks may still doubt it (doubts.py)
         unsure |= ink_doubts(color_logits, inks(), cal.color_temperature)
     unsure |= second[keep] & settings.flag_second_boxes
+    unsure |= found.lone[keep]  # a side face read alone (settings.flag_missed_tops)
     if settings.flag_colour_margin:  # the reader's own colour was not clearly ahead (doubts.py)
         unsure |= colour_margin_doubts(color_logits)
     if settings.flag_value_margin:  # ... nor its value (doubts.py)
@@ -298,6 +299,7 @@ class KeptBoxes:
     keep: list[int]  # the boxes read as dice, surest first
     second: np.ndarray  # maybe a second box on a cube: to flag
     cast: float | None  # the light's cast told by the kept dice's bodies (inks.light_cast; None: no white reference)
+    lone: np.ndarray  # maybe a cube's side face whose top face was missed (top_faces.py): to flag
 
 
 def kept_boxes(
@@ -332,9 +334,11 @@ def kept_boxes(
     if kept_light.unusual != light.unusual:
         light = kept_light
         read = read_boxes(work, detections, models, settings, light)
+    lone = np.zeros(len(detections), dtype=bool)
     if settings.flag_missed_tops and read.face is not None:
-        second |= _missed_tops(seen, upright, work, detections, keep, second, models, settings, light)
-    return KeptBoxes(work, detections, light, read, faces, keep, second, None if reference is None else cast_of(reference))
+        lone = _missed_tops(seen, upright, work, detections, keep, second, models, settings, light)
+    return KeptBoxes(work, detections, light, read, faces, keep, second, None if reference is None else cast_of(reference),
+                     lone)
 
 
 def _missed_tops(
