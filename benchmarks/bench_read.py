@@ -116,7 +116,7 @@ STAGES = {
     "of which the JPEG decode (and upright turn)": ("companion.vision.image_io:_decode",),
     "of which the shrinks (to working size; a sharper copy)": ("companion.vision.image_io:_halved",
                                                                 "companion.vision.image_io:_shrink"),
-    "find faces (detector, mirror views)": ("companion.vision.pipeline:find_faces",),
+    "find faces (detector, mirror views)": ("companion.vision.pipeline:_find_faces",),
     "of which the upright view": ("companion.vision.detector:DetectorModel.heatmap",),
     "of which the mirror views near peaks": ("companion.vision.detector:DetectorModel.views_near_peaks",),
     "of which the second search (sharper copy, its windows)": ("companion.vision.pipeline:_search_regions",),

@@ -263,6 +263,12 @@ def _nearer(centres: np.ndarray, log_size: np.ndarray) -> np.ndarray | None:
     return coef[1:]
 
 
+def nearer_direction(detections: Sequence[Detection]) -> np.ndarray | None:
+    """The direction (and rate, per pixel) in which the photo's faces grow, toward the camera
+    (None: under 3 boxes)."""
+    return _nearer(np.array([_centre(d) for d in detections]), np.log([max(_size(d), 1.0) for d in detections]))
+
+
 def model_inputs(features: np.ndarray) -> np.ndarray:
     """`box_features` and the DERIVED columns the model also weighs."""
     f = {name: features[:, k] for k, name in enumerate(FEATURES)}

@@ -14,9 +14,9 @@ import numpy as np
 
 from companion.dice import MAX_DICE, DiceSet, Face, standard_set
 from companion.vision.crops import box_crop
-from companion.vision.cubes import CubeDecision, decide
+from companion.vision.cubes import CubeDecision, decide, nearer_direction
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES, DecodedDie, decode
-from companion.vision.detector import Detection, DetectorModel
+from companion.vision.detector import Detection, DetectorModel, Heatmap
 from companion.vision.doubts import (
     colour_margin_doubts, doubtful_photo, flat_prints, ink_doubts, oversized_boxes, turn_doubts, value_margin_doubts,
 )
@@ -30,6 +30,7 @@ from companion.vision.reader import ReaderLogits, softmax
 from companion.vision.reading import DieReading, Reading
 from companion.vision.regions import Box, faint_regions, input_windows
 from companion.vision.settings import ReadSettings
+from companion.vision.top_faces import candidates
 from companion.vision.white_balance import (
     BALANCE_CAST, UNUSUAL_COLOUR_TEMPERATURE, LightCorrection, correction_of, light_correction,
 )
@@ -102,6 +103,14 @@ def find_faces(
     does not pay for the mirror views of the first search, and the second search covers only
     the ground around what the first saw (companion/vision/regions.py).
     """
+    found, detections, _ = _find_faces(work, models, settings)
+    return found, detections
+
+
+def _find_faces(
+    work: WorkImage, models: Models, settings: ReadSettings = DEFAULT_SETTINGS
+) -> tuple[WorkImage, list[Detection], Heatmap]:
+    """find_faces, and the upright view's heatmap of `work` (for the missed top faces: top_faces.py)."""
     detector = models.detector
     upright = detector.heatmap(work.rgb)  # one view tells the faces' size; the others may not be needed
     first = detector.detections(upright)
@@ -111,12 +120,12 @@ def find_faces(
         if sharper is not work:
             regions = faint_regions(upright, detector.stride, _typical_face(first), settings.faint_heat)
             views = settings.zoomed_views or settings.detector_views
-            return sharper, _surest(_search_regions(detector, sharper, work, regions, views))
+            return sharper, _surest(_search_regions(detector, sharper, work, regions, views)), upright
     if settings.mirror_band is None:
         heatmap = detector.all_views(upright, settings.detector_views)
     else:
         heatmap = detector.views_near_peaks(upright, settings.detector_views, settings.mirror_band)
-    return work, _surest(detector.detections(heatmap))
+    return work, _surest(detector.detections(heatmap)), upright
 
 
 def _search_regions(
@@ -226,6 +235,7 @@ def analyse(
         # under the usual light the reader's colour decides a sure die; the photo's inks may still doubt it (doubts.py)
         unsure |= ink_doubts(color_logits, inks(), cal.color_temperature)
     unsure |= second[keep] & settings.flag_second_boxes
+    unsure |= found.lone[keep]  # a side face read alone (settings.flag_missed_tops)
     if settings.flag_colour_margin:  # the reader's own colour was not clearly ahead (doubts.py)
         unsure |= colour_margin_doubts(color_logits)
     if settings.flag_value_margin:  # ... nor its value (doubts.py)
@@ -299,6 +309,7 @@ class KeptBoxes:
     keep: list[int]  # the boxes read as dice, surest first
     second: np.ndarray  # maybe a second box on a cube: to flag
     cast: float | None  # the light's cast told by the kept dice's bodies (inks.light_cast; None: no white reference)
+    lone: np.ndarray  # maybe a cube's side face whose top face was missed (top_faces.py): to flag
 
 
 def kept_boxes(
@@ -308,7 +319,7 @@ def kept_boxes(
     """Find a photo's faces, read them and keep those that are dice (None: none are), as analyse
     does before deciding the dice; training takes the same boxes from here. Without `embeddings`
     the reader's cascade reads the crops (read_boxes) where nothing of the read asks for them."""
-    work, detections = find_faces(work, models, settings)
+    seen, (work, detections, upright) = work, _find_faces(work, models, settings)
     detections = detections[:MAX_DICE + EXTRA_CANDIDATES]
     if not detections:
         return None
@@ -337,7 +348,44 @@ def kept_boxes(
     if kept_light.unusual != light.unusual:
         light = kept_light
         read = read_boxes(work, detections, models, settings, light, cascade(light))
-    return KeptBoxes(work, detections, light, read, faces, keep, second, None if reference is None else cast_of(reference))
+    lone = np.zeros(len(detections), dtype=bool)
+    if settings.flag_missed_tops and read.face is not None:
+        lone = _missed_tops(seen, upright, work, detections, keep, second, models, settings, light, not embeddings)
+    return KeptBoxes(work, detections, light, read, faces, keep, second, None if reference is None else cast_of(reference),
+                     lone)
+
+
+def _missed_tops(
+    seen: WorkImage, upright: Heatmap, work: WorkImage, detections: list[Detection], keep: list[int],
+    flagged: np.ndarray, models: Models, settings: ReadSettings, light: LightCorrection, cascade: bool,
+) -> np.ndarray:
+    """Per box: a kept box beyond which, away from the camera, the upright heatmap of `seen`
+    (the working image) has a weak peak that the reader's face head takes for a top face (as
+    sure as it must be of a box kept as a die): the kept box is probably that cube's side
+    face (top_faces.py). A box already `flagged` is not looked beyond (the reader's second look
+    costs a run of its own; `cascade`: read by the reader's cascade, only the face head is asked)."""
+    out = np.zeros(len(detections), dtype=bool)
+    to_seen = seen.rgb.shape[1] / work.rgb.shape[1]  # the boxes' image (maybe a sharper copy) -> seen's pixels
+    boxes = [_scaled(d, to_seen) for d in detections]
+    kept = [boxes[i] for i in keep]
+    found = [(k, c) for k, c in candidates(upright, models.detector.stride, models.detector.threshold, kept, boxes,
+                                           nearer_direction(kept)) if not flagged[keep[k]]]
+    if not found:
+        return out
+    peaks = list(dict.fromkeys(c for _, c in found))  # a peak beyond two kept boxes is read once
+    read = read_boxes(work, [_scaled(c, 1 / to_seen) for c in peaks], models, settings, light, cascade)
+    faces = read.face_probability()
+    if faces is None:
+        return out
+    # a face the face head would keep as a die's top face, had the detector boxed it
+    sure = dict(zip(peaks, (faces >= models.calibration.face_threshold).tolist()))
+    for k, c in found:
+        out[keep[k]] |= bool(sure[c])
+    return out
+
+
+def _scaled(d: Detection, by: float) -> Detection:
+    return Detection((d.box[0] * by, d.box[1] * by, d.box[2] * by, d.box[3] * by), d.score)
 
 
 def _kept_boxes(

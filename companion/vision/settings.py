@@ -105,6 +105,9 @@ class ReadSettings:
     # flag a box whose surrounding ground is far more like its face's body than around the photo's
     # other boxes: a flat print, no cube (doubts.flat_prints)
     flag_flat_prints: bool = True
+    # flag a box beyond which, away from the camera, the reader sees a top face the detector
+    # missed: the box is that cube's side face (top_faces.py)
+    flag_missed_tops: bool = True
     decoding: DecodeSettings = field(default_factory=DecodeSettings)
 
     def __post_init__(self) -> None:
