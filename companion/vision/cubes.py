@@ -227,12 +227,12 @@ def box_features(
     """(n, len(FEATURES)): each box against the photo's other boxes and its nearest one."""
     n = len(detections)
     sure = np.array([d.score * float(f) for d, f in zip(detections, faces)])
-    size = np.log(np.array([max(_size(d), 1.0) for d in detections]))
+    size = np.log(np.array([max(d.side, 1.0) for d in detections]))
     aspect = np.array([_aspect(d) for d in detections])
     shade = np.array([_shade(rgb, d.box) for d in detections])
     out = np.zeros((n, len(FEATURES)))
     size_l, aspect_l, shade_l = size.tolist(), aspect.tolist(), shade.tolist()  # a handful each: lists are quicker
-    centres = np.array([_centre(d) for d in detections])
+    centres = np.array([d.centre for d in detections])
     nearer = _nearer(centres, size)
     for i, d in enumerate(detections):
         others = [j for j in range(n) if j != i]
@@ -266,7 +266,7 @@ def _nearer(centres: np.ndarray, log_size: np.ndarray) -> np.ndarray | None:
 def nearer_direction(detections: Sequence[Detection]) -> np.ndarray | None:
     """The direction (and rate, per pixel) in which the photo's faces grow, toward the camera
     (None: under 3 boxes)."""
-    return _nearer(np.array([_centre(d) for d in detections]), np.log([max(_size(d), 1.0) for d in detections]))
+    return _nearer(np.array([d.centre for d in detections]), np.log([max(d.side, 1.0) for d in detections]))
 
 
 def model_inputs(features: np.ndarray) -> np.ndarray:
@@ -283,14 +283,6 @@ def _vs(values: list[float], i: int, others: list[int]) -> float:
     return values[i] - statistics.median(values[k] for k in others) if others else 0.0
 
 
-def _centre(d: Detection) -> tuple[float, float]:
-    return (d.box[0] + d.box[2]) / 2, (d.box[1] + d.box[3]) / 2
-
-
-def _size(d: Detection) -> float:
-    return math.sqrt(_area(d))
-
-
 def _aspect(d: Detection) -> float:
     w, h = max(d.box[2] - d.box[0], 1.0), max(d.box[3] - d.box[1], 1.0)
     return math.log(h / w)
@@ -298,22 +290,18 @@ def _aspect(d: Detection) -> float:
 
 def _near(a: Detection, b: Detection) -> float:
     """The distance between two boxes' centres, in the larger box's size."""
-    return math.dist(_centre(a), _centre(b)) / max(_size(a), _size(b), 1.0)
+    return math.dist(a.centre, b.centre) / max(a.side, b.side, 1.0)
 
 
 def _same_cube(a: Detection, b: Detection) -> bool:
     return _near(a, b) < CUBE_NEAR
 
 
-def _area(d: Detection) -> float:
-    return max(0.0, d.box[2] - d.box[0]) * max(0.0, d.box[3] - d.box[1])
-
-
 def _overlap(a: Detection, b: Detection) -> float:
     """The share of box a that box b covers."""
     w = min(a.box[2], b.box[2]) - max(a.box[0], b.box[0])
     h = min(a.box[3], b.box[3]) - max(a.box[1], b.box[1])
-    return max(0.0, w) * max(0.0, h) / max(_area(a), 1.0)
+    return max(0.0, w) * max(0.0, h) / max(a.area, 1.0)
 
 
 def _luma(pixels: np.ndarray) -> np.ndarray:
@@ -334,7 +322,7 @@ def _shade(rgb: np.ndarray, box: tuple[float, float, float, float]) -> float:
 
 def _gap_dark(rgb: np.ndarray, a: Detection, b: Detection, shade_a: float, shade_b: float) -> float:
     """How much darker than both bodies the darkest stretch between the two centres is."""
-    (ax, ay), (bx, by) = _centre(a), _centre(b)
+    (ax, ay), (bx, by) = a.centre, b.centre
     t = np.linspace(0.15, 0.85, 15)
     xs = np.clip(np.round(ax + (bx - ax) * t).astype(int), 0, rgb.shape[1] - 1)
     ys = np.clip(np.round(ay + (by - ay) * t).astype(int), 0, rgb.shape[0] - 1)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -38,6 +40,19 @@ MIRROR_RUN_PX = 4096
 class Detection:
     box: tuple[float, float, float, float]  # in the working image's pixels
     score: float
+
+    @property
+    def centre(self) -> tuple[float, float]:
+        return (self.box[0] + self.box[2]) / 2, (self.box[1] + self.box[3]) / 2
+
+    @property
+    def area(self) -> float:
+        return max(0.0, self.box[2] - self.box[0]) * max(0.0, self.box[3] - self.box[1])
+
+    @property
+    def side(self) -> float:
+        """The side of the square of the box's area: its size whatever its shape."""
+        return math.sqrt(self.area)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ is flagged.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -51,21 +52,13 @@ def candidates(
         if c.score >= threshold or any(_near(c, d) < SAME_BOX for d in others):
             continue
         for k, d in enumerate(kept):
-            offset = _centre(c) - _centre(d)
-            dist = float(np.linalg.norm(offset)) / max(_size(d), 1.0)
+            offset = np.subtract(c.centre, d.centre)
+            dist = float(np.linalg.norm(offset)) / max(d.side, 1.0)
             if REACH[0] <= dist <= REACH[1] and float(offset @ away) / (np.linalg.norm(offset) + 1e-9) >= AWAY:
                 out.append((k, c))
     return out
 
 
-def _centre(d: Detection) -> np.ndarray:
-    return np.array([(d.box[0] + d.box[2]) / 2, (d.box[1] + d.box[3]) / 2])
-
-
-def _size(d: Detection) -> float:
-    return float(np.sqrt(max(0.0, d.box[2] - d.box[0]) * max(0.0, d.box[3] - d.box[1])))
-
-
 def _near(a: Detection, b: Detection) -> float:
     """The distance between two boxes' centres, in box b's size."""
-    return float(np.linalg.norm(_centre(a) - _centre(b))) / max(_size(b), 1.0)
+    return math.dist(a.centre, b.centre) / max(b.side, 1.0)
