@@ -65,6 +65,7 @@ data-choosing: $(STAMP) system-deps
 	$(CHOOSE) --out data/more/calib --count 1000 --seed 8001
 	$(CHOOSE) --out data/more/stress_warm_calib --count 400 --seed 8301 --light warm
 	$(CHOOSE) --out data/more/stress_tilt_calib --count 400 --seed 8401 --tilt 27 40
+	$(CHOOSE) --out data/more/stress_tilt_calib2 --count 600 --seed 8451 --tilt 27 40
 	$(CHOOSE) --out data/more/stress_dark_calib --count 300 --seed 8501 --dark-bodies
 	$(CHOOSE) --out data/more/stress_cold_calib --count 300 --seed 8601 --light cold
 	$(CHOOSE) --out data/page_calib --count 300 --seed 8701 --phone --long-side 1920 --jpeg-quality 90
@@ -85,6 +86,7 @@ data-blender: $(BLENDER_VENV)/.installed
 	$(BLENDER_VENV)/bin/python -m training.blender --out data/val_blender --count 120 --seed 4001 > /dev/null
 	$(BLENDER_VENV)/bin/python -m training.blender --out data/calib_blender --count 80 --seed 4501 --split calib > /dev/null
 	$(BLENDER_VENV)/bin/python -m training.blender --out data/calib_blender2 --count 60 --seed 4601 --split calib > /dev/null
+	$(BLENDER_VENV)/bin/python -m training.blender --out data/calib_blender3 --count 150 --seed 4701 --split calib > /dev/null
 
 # Training is an optional extra: the CPU wheel of PyTorch on disk.
 $(VENV)/.train: $(STAMP)
