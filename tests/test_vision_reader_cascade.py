@@ -15,7 +15,7 @@ from companion.vision.crops import box_crop
 from companion.vision.image_io import load_work_image
 from companion.vision.models import default_models_dir, load_models, models_present
 from companion.vision.pipeline import kept_boxes
-from companion.vision.reader import PART_FILE, load_parts, log_softmax, softmax
+from companion.vision.reader import PART_FILE, ReaderModel, load_parts, log_softmax, softmax
 from companion.vision.settings import ReadSettings
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
@@ -94,10 +94,13 @@ def test_parts_of_another_reader_are_not_used(tmp_path):
     shutil.copy(models / "reader.onnx", tmp_path / "reader.onnx")
     for k in range(2):
         shutil.copy(models / PART_FILE.format(k), tmp_path / PART_FILE.format(k))
-    assert len(load_parts(tmp_path / "reader.onnx", load_models().reader.fingerprint)) == 2
-    assert load_parts(tmp_path / "reader.onnx", "0123456789abcdef") == ()  # cut from another file
+    fingerprint = load_models().reader.fingerprint
+    assert len(load_parts(tmp_path / "reader.onnx", fingerprint, 2)) == 2
+    assert ReaderModel.load(tmp_path / "reader.onnx").parts  # the joined file says it joined two
+    assert load_parts(tmp_path / "reader.onnx", "0123456789abcdef", 2) == ()  # cut from another file
+    assert load_parts(tmp_path / "reader.onnx", fingerprint, 3) == ()  # a third part missing: none averaged
     (tmp_path / PART_FILE.format(1)).unlink()
-    assert load_parts(tmp_path / "reader.onnx", load_models().reader.fingerprint) == ()  # one part alone
+    assert load_parts(tmp_path / "reader.onnx", fingerprint, 2) == ()  # one part alone
 
 
 @pytest.mark.slow
@@ -122,3 +125,12 @@ def test_the_samples_read_alike_with_and_without_the_cascade():
         assert [(d.value, d.color, d.die, d.uncertain) for d in a.dice] == \
             [(d.value, d.color, d.die, d.uncertain) for d in b.dice], image.name
         assert np.allclose([d.confidence for d in a.dice], [d.confidence for d in b.dice], atol=1e-3)
+
+
+def test_the_shipped_parts_are_what_the_recorded_command_cuts(tmp_path):
+    from training.reader_parts import main as cut
+
+    models = default_models_dir()
+    assert cut([str(models / "reader.onnx"), "--out", str(tmp_path)]) == 0
+    for k in range(2):
+        assert (tmp_path / PART_FILE.format(k)).read_bytes() == (models / PART_FILE.format(k)).read_bytes()

@@ -49,3 +49,7 @@ def test_no_candidate_over_a_box_read_without_a_perspective_or_too_far_or_too_we
     # the same peak over no box read is one, but not in a photo whose perspective is unknown
     assert len(candidates(heat, STRIDE, THRESHOLD, [kept], [kept], DOWN)) == 1
     assert candidates(heat, STRIDE, THRESHOLD, [kept], [kept], None) == []
+    # a peak where a top face would lie, over no box read: too weak, one, or a face the detector kept
+    for heat_there, expected in ((0.04, 0), (0.2, 1), (THRESHOLD + 0.05, 0)):
+        beyond = _heat({(20, 25): 0.9, (20, 22): heat_there})
+        assert len(candidates(beyond, STRIDE, THRESHOLD, [kept], [kept], DOWN)) == expected

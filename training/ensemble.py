@@ -4,9 +4,9 @@
 
 Readers trained apart make partly different mistakes on hard faces (blurred, dark, steeply
 tilted); averaging their log-probabilities per head (value, colour, face) corrects some of
-them. The joined file takes the same input and gives the same outputs as each reader, so the
-run-time code does not know it holds several, and the calibration is fitted on it as on any
-reader. The readers must agree on the crop they read (input_size, context).
+them. The joined file takes the same input and gives the same outputs as each reader, and the
+calibration is fitted on it as on any reader; the run time reads it through its parts, cut
+apart again by training.reader_parts, only for the reader's cascade. The readers must agree on the crop they read (input_size, context).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from companion.vision.reader import ENSEMBLE_META
 from training.common import save_onnx
 
 # The crop each reader reads: readers that disagree on these cannot share one input.
@@ -62,7 +63,7 @@ def _metadata(paths: list[Path], metas: list[dict[str, str]]) -> dict[str, str]:
     """The shared crop settings, the parts' files, and each part's own training record (seed,
     steps, data...) under its prefix, so the joined file still says how each reader was made."""
     meta = {key: metas[0][key] for key in SHARED_META if key in metas[0]}
-    meta["ensemble"] = " ".join(str(p) for p in paths)
+    meta[ENSEMBLE_META] = " ".join(str(p) for p in paths)  # the run time counts its parts by it
     for k, part in enumerate(metas):
         meta.update({f"r{k}_{key}": value for key, value in part.items() if key not in SHARED_META})
     return meta

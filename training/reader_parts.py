@@ -19,12 +19,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from companion.vision.reader import PART_FEATURES, PART_FILE, PART_SOURCE, file_fingerprint
 from training.ensemble import SHARED_META
 from training.reader_embedding import feature_tensors
 
-PART_FILE = "reader_part{}.onnx"  # companion.vision.reader.PART_FILE names the same files
 HEADS = ("value", "color", "face")
-FEATURES = "features"
 
 
 def split(model) -> list:
@@ -56,7 +55,7 @@ def split(model) -> list:
         order = {id(n): i for i, n in enumerate(graph.node)}
         nodes.sort(key=lambda n: order[id(n)])
         used = {i for n in nodes for i in n.input}
-        names = list(heads) + [FEATURES]
+        names = list(heads) + [PART_FEATURES]
         nodes += [helper.make_node("Identity", [src], [dst]) for src, dst in zip(wanted, names)]
         outputs = [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, ["n", None]) for n in names]
         part = helper.make_graph(nodes, f"reader_part{k}", list(graph.input), outputs,
@@ -72,14 +71,13 @@ def part_metadata(model, k: int, source: str) -> dict[str, str]:
     meta = {p.key: p.value for p in model.metadata_props}
     out = {key: meta[key] for key in SHARED_META if key in meta}
     out.update({key[len(f"r{k}_"):]: value for key, value in meta.items() if key.startswith(f"r{k}_")})
-    out.update({"part": str(k), "source": source})
+    out.update({"part": str(k), PART_SOURCE: source})
     return out
 
 
 def main(argv=None) -> int:
     import onnx
 
-    from companion.vision.reader import file_fingerprint
     from training.common import save_onnx
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -319,7 +319,8 @@ def kept_boxes(
     """Find a photo's faces, read them and keep those that are dice (None: none are), as analyse
     does before deciding the dice; training takes the same boxes from here. Without `embeddings`
     the reader's cascade reads the crops (read_boxes) where nothing of the read asks for them."""
-    seen, (work, detections, upright) = work, _find_faces(work, models, settings)
+    seen = work  # the working image the upright heatmap is of (work may become a sharper copy)
+    work, detections, upright = _find_faces(seen, models, settings)
     detections = detections[:MAX_DICE + EXTRA_CANDIDATES]
     if not detections:
         return None

@@ -29,6 +29,7 @@ EMBEDDING_OUTPUT = "embedding"  # the reader's optional output for learning a ta
 PART_FILE = "reader_part{}.onnx"  # a joined reader's parts (training/reader_parts.py), beside it
 PART_FEATURES = "features"  # a part's pooled features: what the joined file's embedding normalises
 PART_SOURCE = "source"  # a part's metadata: the fingerprint of the joined file it was cut from
+ENSEMBLE_META = "ensemble"  # a joined file's metadata: the files it joined (training/ensemble.py), one a part
 _DEFAULT = ReadSettings()
 
 
@@ -65,10 +66,11 @@ class ReaderModel:
     def load(cls, path: Path, providers: Sequence[str] = CPU_PROVIDERS) -> ReaderModel:
         session = open_session(path, providers)
         outputs = [o.name for o in session.get_outputs()]
-        fingerprint = file_fingerprint(path)
-        return cls(session, int(metadata(session).get("input_size", 64)), has_face_head="face" in outputs,
+        fingerprint, meta = file_fingerprint(path), metadata(session)
+        joined = len(meta.get(ENSEMBLE_META, "").split())  # training.ensemble names the files it joined
+        return cls(session, int(meta.get("input_size", 64)), has_face_head="face" in outputs,
                    has_embedding=EMBEDDING_OUTPUT in outputs, fingerprint=fingerprint,
-                   parts=load_parts(path, fingerprint, providers))
+                   parts=load_parts(path, fingerprint, joined, providers))
 
     @property
     def heads(self) -> list[str]:
@@ -190,16 +192,18 @@ def _heads(read: ReaderLogits) -> list[np.ndarray]:
     return [read.value, read.color] + ([read.face] if read.face is not None else [])
 
 
-def load_parts(path: Path, fingerprint: str, providers: Sequence[str] = CPU_PROVIDERS) -> tuple[InferenceSession, ...]:
-    """The parts beside the joined reader at `path` (PART_FILE, from 0 on), when there are at least
-    two and every one was cut from that very file (its metadata's PART_SOURCE is `fingerprint`);
-    else none: parts of another reader would read otherwise than it."""
-    parts: list[InferenceSession] = []
-    while (part := path.parent / PART_FILE.format(len(parts))).is_file():
-        parts.append(open_session(part, providers))
-    if len(parts) < 2 or any(metadata(p).get(PART_SOURCE) != fingerprint for p in parts):
+def load_parts(
+    path: Path, fingerprint: str, count: int, providers: Sequence[str] = CPU_PROVIDERS,
+) -> tuple[InferenceSession, ...]:
+    """The `count` parts beside the joined reader at `path` (PART_FILE, from 0 on), when there
+    are two or more, each is there and each was cut from that very file (its metadata's
+    PART_SOURCE is `fingerprint`); else none: missing parts, or parts of another reader, would
+    read otherwise than it."""
+    files = [path.parent / PART_FILE.format(k) for k in range(count)]
+    if count < 2 or not all(f.is_file() for f in files):
         return ()
-    return tuple(parts)
+    parts = tuple(open_session(f, providers) for f in files)
+    return parts if all(metadata(p).get(PART_SOURCE) == fingerprint for p in parts) else ()
 
 
 def _agree(seen: np.ndarray) -> np.ndarray:
