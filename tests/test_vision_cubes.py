@@ -6,7 +6,7 @@ the calibration sets rendered again from their seeds."""
 import numpy as np
 import pytest
 
-from companion.vision import read_image
+from companion.vision import ReadSettings, read_image
 from companion.vision.models import load_models, models_present
 from training.evaluate import IOU_MIN, box_iou, count_read_twice
 from training.synth.dataset import encode_jpeg, render_indexed
@@ -80,10 +80,13 @@ def _lone_readings(reading, photo) -> list:
 @needs_models
 def test_a_side_face_whose_top_face_was_missed_is_flagged():
     # photo 2 of the 27-40 degree choosing set (seed 8451): the detector boxes the blue W on a
-    # side of H die whose top face (1o) it misses, and the reader reads that box as a sure Wb;
+    # side of die L3, whose top face (1o) it misses, and the reader reads that box as a sure Wb;
     # the 1o leaves a weak peak beyond it, away from the camera, that the face head is sure of
     photo = render_indexed(8451, "calib", 2, SceneOptions(tilt_range=(27.0, 40.0)))
     reading = read_image(encode_jpeg(photo.image, photo.conditions["jpeg_quality"]), load_models())
     lone = _lone_readings(reading, photo)
     assert [(r.value, r.color.value) for r in lone] == [(None, "blue")]  # the side face is read
     assert all(r.uncertain for r in lone)  # and flagged
+    unchecked = read_image(encode_jpeg(photo.image, photo.conditions["jpeg_quality"]), load_models(),
+                           ReadSettings(flag_missed_tops=False))
+    assert not any(r.uncertain for r in _lone_readings(unchecked, photo))  # by this check alone
