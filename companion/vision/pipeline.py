@@ -8,7 +8,7 @@ import functools
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from companion.vision.reader import ReaderLogits, softmax
 from companion.vision.reading import DieReading, Reading
 from companion.vision.regions import Box, faint_regions, input_windows
 from companion.vision.settings import ReadSettings
-from companion.vision.top_faces import CANDIDATE_TURNS, candidates
+from companion.vision.top_faces import candidates
 from companion.vision.white_balance import (
     BALANCE_CAST, UNUSUAL_COLOUR_TEMPERATURE, LightCorrection, correction_of, light_correction,
 )
@@ -374,8 +374,8 @@ def _missed_tops(
     if not found:
         return out
     peaks = list(dict.fromkeys(c for _, c in found))  # a peak beyond two kept boxes is read once
-    once = replace(settings, reader_turns=min(settings.reader_turns, CANDIDATE_TURNS))
-    read = read_boxes(work, [_scaled(c, 1 / to_seen) for c in peaks], models, once, light, cascade)
+    # read at every turn, as any box: upright only, the face head passes more boxes there that are no top face
+    read = read_boxes(work, [_scaled(c, 1 / to_seen) for c in peaks], models, settings, light, cascade)
     faces = read.face_probability()
     if faces is None:
         return out

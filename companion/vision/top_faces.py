@@ -32,9 +32,6 @@ AWAY = 0.5
 # a peak this close (in a read box's size) to a read box's centre is that box again, not a missed face
 SAME_BOX = 0.3
 MAX_CANDIDATES = 40
-# the quarter turns a box at such a peak is read at: only its face head is asked, and a read at
-# every turn costs a photo with candidates about four times as much for a few more false top faces
-CANDIDATE_TURNS = 1
 
 
 def candidates(
