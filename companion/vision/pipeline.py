@@ -374,7 +374,7 @@ def _missed_tops(
     if not found:
         return out
     peaks = list(dict.fromkeys(c for _, c in found))  # a peak beyond two kept boxes is read once
-    # read at every turn, as any box: upright only, the face head passes more boxes there that are no top face
+    # read at every turn, as any box is: read upright only, more boxes there that are no top face pass the face head
     read = read_boxes(work, [_scaled(c, 1 / to_seen) for c in peaks], models, settings, light, cascade)
     faces = read.face_probability()
     if faces is None:
