@@ -86,7 +86,7 @@ data-blender: $(BLENDER_VENV)/.installed
 	$(BLENDER_VENV)/bin/python -m training.blender --out data/val_blender --count 120 --seed 4001 > /dev/null
 	$(BLENDER_VENV)/bin/python -m training.blender --out data/calib_blender --count 80 --seed 4501 --split calib > /dev/null
 	$(BLENDER_VENV)/bin/python -m training.blender --out data/calib_blender2 --count 60 --seed 4601 --split calib > /dev/null
-	$(BLENDER_VENV)/bin/python -m training.blender --out data/calib_blender3 --count 150 --seed 4701 --split calib > /dev/null
+	$(BLENDER_VENV)/bin/python -m training.blender --out data/calib_blender3 --count 120 --seed 4701 --split calib > /dev/null
 
 # Training is an optional extra: the CPU wheel of PyTorch on disk.
 $(VENV)/.train: $(STAMP)
