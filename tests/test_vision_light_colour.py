@@ -8,9 +8,12 @@ import numpy as np
 import pytest
 
 from companion.vision import ReadSettings, read_image
-from companion.vision.light_colour import INK_FEATURES, LIGHTS, LightColourHead, LightColourHeads, head_inputs
+from companion.vision.light_colour import (
+    INK_FEATURES, LIGHTS, LightColourHead, LightColourHeads, head_inputs, possible_kinds,
+)
 from companion.vision.models import LIGHT_COLOUR_FILE, ModelsMissing, default_models_dir, load_models, models_present
 from companion.vision.reader import file_fingerprint
+from companion.vision.white_balance import LightCorrection
 from training.evaluate import IOU_MIN, box_iou
 from training.light_colour import EMBEDDING, fit
 from training.synth.dataset import encode_jpeg, render_indexed
@@ -111,3 +114,8 @@ def test_under_a_warm_lamp_the_head_reads_a_red_the_readers_colour_head_calls_or
     assert after[WARM_SWAPPED] == WARM_SWAPPED.split(":")[1]
     assert sum(read == t.split(":")[1] for t, read in after.items()) >= sum(
         read == t.split(":")[1] for t, read in before.items())
+
+
+def test_the_kinds_a_photo_light_can_be_before_its_cast_is_told():
+    assert possible_kinds(LightCorrection()) == {"dark", "usual"}  # no white body, or one within the usual cast
+    assert possible_kinds(LightCorrection(gains=(2.0, 1.0, 0.4))) == {"corrected"}

@@ -42,6 +42,11 @@ def photo_kind(light: LightCorrection, cast: float | None) -> str | None:
     return "usual" if cast <= BALANCE_CAST else None
 
 
+def possible_kinds(light: LightCorrection) -> set[str]:
+    """The kinds photo_kind can give under `light` before the kept dice's cast is told."""
+    return {kind for cast in (None, BALANCE_CAST) if (kind := photo_kind(light, cast)) is not None}
+
+
 INK_FEATURES = 3
 
 

@@ -23,7 +23,7 @@ from companion.vision.doubts import (
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
 from companion.vision.inks import Ink, cast_of, light_reference, measure_inks
 from companion.vision.joint_colour import joint_colours, usual_light_colours
-from companion.vision.light_colour import ink_features, photo_kind
+from companion.vision.light_colour import ink_features, photo_kind, possible_kinds
 from companion.vision.models import Models, load_models
 from companion.vision.profile import Profile
 from companion.vision.reader import ReaderLogits, softmax
@@ -184,10 +184,9 @@ def read_boxes(
 
 def needs_embedding(models: Models, settings: ReadSettings, light: LightCorrection) -> bool:
     """Could the crops' embeddings be asked for under this light: is there a colour head for a
-    photo light it can be (light_colour.photo_kind; the cast is told only after the reader)?"""
+    photo light it can be (the cast is told only after the reader)?"""
     heads = models.light_colour if settings.light_colour_head else None
-    kinds = ("corrected",) if light.unusual else ("dark", "usual")
-    return heads is not None and any(heads.get(kind) is not None for kind in kinds)
+    return heads is not None and any(heads.get(kind) is not None for kind in possible_kinds(light))
 
 
 def reader_crops(
