@@ -19,10 +19,12 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-$(STAMP): pyproject.toml
+# constraints.txt pins every package at the versions the data, the models' figures and the tests
+# were made with (a newer OpenCV or Pillow draws the synthetic photos otherwise).
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
 # Browser tests drive Debian's Chromium (Playwright's own browser download cannot work offline).
@@ -90,7 +92,7 @@ data-blender: $(BLENDER_VENV)/.installed
 
 # Training is an optional extra: the CPU wheel of PyTorch on disk.
 $(VENV)/.train: $(STAMP)
-	$(BIN)/pip install -q -e '.[test,train]'
+	$(BIN)/pip install -q -c constraints.txt -e '.[test,train]'
 	touch $@
 
 train-env: $(VENV)/.train
