@@ -90,3 +90,40 @@ def test_a_crop_sure_at_the_first_turn_stops_there_and_the_others_go_on_as_befor
     # two turns in all: a crop unsure after the first gets the second, and nothing more
     for head, h1, h2 in zip(_heads(reader.logits(crops, 2, 0.99, level)), one, two):
         np.testing.assert_allclose(head, np.where(after_one[:, None], h1, h2), atol=1e-4)
+
+
+def _face_probability(face_log_probs: np.ndarray) -> np.ndarray:
+    return np.exp(_log_probs(face_log_probs))[:, 1]
+
+
+@pytest.mark.slow
+def test_with_face_bands_a_crop_whose_face_probability_leaves_its_stage_s_band_stops_and_the_others_read_as_before():
+    reader = load_models().reader
+    if not reader.has_face_head:
+        pytest.skip("the reader has no face head")
+    crops = _crops()
+    one, two, every = (_turned_mean(reader, crops, range(n)) for n in (1, FIRST_TURNS, 4))
+
+    def sure(heads, level):
+        return np.all([np.exp(_log_probs(h)).max(1) > level for h in heads], axis=0)
+
+    # bands that some crops leave upright (the plain faces, sure of a top face) and others not,
+    # and, after two turns, one that only the surest faces leave
+    bands = ((0.0, float(np.median(_face_probability(one[2])))), (0.0, 0.999))
+    def outside(heads, band):
+        return _face_probability(heads[2]) > band[1]
+
+    after_one = sure(one, 0.999) | outside(one, bands[0])
+    after_two = ~after_one & (sure(two, 0.99) | outside(two, bands[1]))
+    rest = ~after_one & ~after_two
+    assert outside(one, bands[0]).any() and rest.any()
+    got = _heads(reader.logits(crops, 4, 0.99, 0.999, face_bands=bands))
+    for head, h1, h2, h4 in zip(got, one, two, every):
+        np.testing.assert_allclose(head[after_one], h1[after_one], atol=1e-4)
+        np.testing.assert_allclose(head[after_two], h2[after_two], atol=1e-4)
+        np.testing.assert_allclose(head[rest], h4[rest], atol=1e-4)
+    # without a band, those crops read on as before
+    plain = _heads(reader.logits(crops, 4, 0.99, 0.999))
+    for head, h4 in zip(plain, every):
+        keep_going = outside(one, bands[0]) & ~sure(one, 0.999) & ~sure(two, 0.99)
+        np.testing.assert_allclose(head[keep_going], h4[keep_going], atol=1e-4)

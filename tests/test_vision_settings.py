@@ -21,11 +21,11 @@ def test_the_environment_is_read_when_asked_and_unset_variables_keep_the_default
                                  "COMPANION_FAINT_HEAT": "0", "COMPANION_BALANCE_LIGHT": "0",
                                  "COMPANION_READER_SURE_ONE": "0.9", "COMPANION_MIRROR_BAND": "0.2, 0.8",
                                  "COMPANION_JOINT_COLOUR": "0", "COMPANION_LIGHT_COLOUR": "0",
-                                 "COMPANION_READER_CASCADE": "1"})
+                                 "COMPANION_READER_CASCADE": "1", "COMPANION_MISSED_TOP_BANDS": "0.1,0.9; 0.2,0.8"})
     assert got == ReadSettings(models_dir=Path("/opt/m"), reader_turns=1, reader_sure=1.0, detector_views=2,
                                zoom_small_faces=False, zoomed_views=None, faint_heat=0.0, balance_light=False,
                                reader_sure_one=0.9, mirror_band=(0.2, 0.8), joint_colour=False,
-                               light_colour_head=False, reader_cascade=1.0)
+                               light_colour_head=False, reader_cascade=1.0, missed_top_bands=((0.1, 0.9), (0.2, 0.8)))
 
 
 @pytest.mark.parametrize("name, value, words", [
@@ -38,6 +38,8 @@ def test_the_environment_is_read_when_asked_and_unset_variables_keep_the_default
     ("COMPANION_MIRROR_BAND", "0.3", "two numbers"),
     ("COMPANION_MIRROR_BAND", "0.3,1.2", "low <= high <= 1"),
     ("COMPANION_MIRROR_BAND", "0.7,0.3", "low <= high"),
+    ("COMPANION_MISSED_TOP_BANDS", "0.1,0.9;0.9,0.1", "missed_top_bands holds \\(low, high\\)"),
+    ("COMPANION_MISSED_TOP_BANDS", "0.1,0.9;0.2", "COMPANION_MISSED_TOP_BANDS must be two numbers"),
 ])
 def test_a_value_not_understood_is_named_in_a_sentence(name, value, words):
     with pytest.raises(ValueError, match=words):
@@ -46,6 +48,10 @@ def test_a_value_not_understood_is_named_in_a_sentence(name, value, words):
 
 def test_the_mirror_band_all_takes_the_views_of_the_whole_image():
     assert ReadSettings.from_env({"COMPANION_MIRROR_BAND": "all"}).mirror_band is None
+
+
+def test_the_missed_top_bands_all_read_every_peak_at_every_turn():
+    assert ReadSettings.from_env({"COMPANION_MISSED_TOP_BANDS": "all"}).missed_top_bands == ()
 
 
 def test_the_settings_are_frozen():

@@ -172,14 +172,15 @@ def _typical_face(detections: list[Detection]) -> float | None:
 
 def read_boxes(
     work: WorkImage, detections: list[Detection], models: Models, settings: ReadSettings = DEFAULT_SETTINGS,
-    light: LightCorrection | None = None, cascade: bool = False,
+    light: LightCorrection | None = None, cascade: bool = False, face_bands: tuple[tuple[float, float], ...] = (),
 ) -> ReaderLogits:
     """The reader's logits for each detected box's crop, corrected for the photo's light
     (`light`; None: measured here, photo_light); with `cascade`, the crops its first part is sure
-    of read by it alone (ReadSettings.reader_cascade: then without embeddings)."""
+    of read by it alone (ReadSettings.reader_cascade: then without embeddings); with `face_bands`,
+    a read for the face head alone (ReaderModel.logits)."""
     return models.reader.logits(reader_crops(work, detections, models, settings, light), settings.reader_turns,
                                 settings.reader_sure, settings.reader_sure_one,
-                                settings.reader_cascade if cascade else 1.0)
+                                settings.reader_cascade if cascade else 1.0, face_bands)
 
 
 def needs_embedding(models: Models, settings: ReadSettings, light: LightCorrection) -> bool:
@@ -373,8 +374,11 @@ def _missed_tops(
     if not found:
         return out
     peaks = list(dict.fromkeys(c for _, c in found))  # a peak beyond two kept boxes is read once
-    # read at every turn, as any box is: read upright only, more boxes there that are no top face pass the face head
-    read = read_boxes(work, [_scaled(c, 1 / to_seen) for c in peaks], models, settings, light, cascade)
+    # read at the turns any box is (upright only, more boxes there that are no top face pass the face
+    # head), but only the face head is asked: a peak it reads far from a top face, or sure of one,
+    # after a stage of the vote is read no further (ReadSettings.missed_top_bands)
+    read = read_boxes(work, [_scaled(c, 1 / to_seen) for c in peaks], models, settings, light, cascade,
+                      settings.missed_top_bands)
     faces = read.face_probability()
     if faces is None:
         return out

@@ -79,7 +79,7 @@ class ReaderModel:
 
     def logits(self, crops: np.ndarray, turns: int = _DEFAULT.reader_turns,
                sure: float = _DEFAULT.reader_sure, sure_one: float = _DEFAULT.reader_sure_one,
-               cascade: float = 1.0) -> ReaderLogits:
+               cascade: float = 1.0, face_bands: tuple[tuple[float, float], ...] = ()) -> ReaderLogits:
         """crops: (n, size, size, 3) uint8 -> value (n, 11), colour (n, 4) and face (n, 2) logits.
 
         With turns > 1 each crop is also read turned by 90, 180 (and 270) degrees and the
@@ -92,19 +92,25 @@ class ReaderModel:
         alone first: a crop whose every head it reads above `cascade` is read by that part
         alone (and the answer has no embedding: the parts' features of such a crop are not
         all known); the others are voted on as above, by every part.
+
+        With `face_bands`, for a read that asks the face head alone: a crop whose face
+        probability after stage k of the vote (upright, then two turns) lies outside the band
+        face_bands[k] (low, high) stops there too, whatever its other heads read (no band for a
+        stage, or a reader without the face head: nothing stops for it).
         """
         if cascade < 1.0 and len(self.parts) > 1 and len(crops):
-            return self._cascade(crops, turns, sure, sure_one, cascade)
-        return self._staged(crops, turns, sure, sure_one)
+            return self._cascade(crops, turns, sure, sure_one, cascade, face_bands)
+        return self._staged(crops, turns, sure, sure_one, face_bands=face_bands)
 
-    def _cascade(self, crops: np.ndarray, turns: int, sure: float, sure_one: float, cascade: float) -> ReaderLogits:
+    def _cascade(self, crops: np.ndarray, turns: int, sure: float, sure_one: float, cascade: float,
+                 face_bands: tuple[tuple[float, float], ...] = ()) -> ReaderLogits:
         first = self._part(0, crops)
         alone = _sure(first[:len(self.heads)], cascade)
         rest = np.flatnonzero(~alone)
         if not rest.size:
             return ReaderLogits(first[0], first[1], first[2] if self.has_face_head else None, None, np.ones(len(crops), bool))
         upright = self._parts_vote(crops[rest], [[h[rest] for h in first]])
-        read = self._staged(crops[rest], turns, sure, sure_one, upright)
+        read = self._staged(crops[rest], turns, sure, sure_one, upright, face_bands)
         if not alone.any():
             return read
         heads = [h.copy() for h in first[:len(self.heads)]]
@@ -136,10 +142,12 @@ class ReaderModel:
         return heads, embedding, seen
 
     def _staged(self, crops: np.ndarray, turns: int, sure: float, sure_one: float,
-                upright: tuple[list[np.ndarray], np.ndarray | None, np.ndarray] | None = None) -> ReaderLogits:
+                upright: tuple[list[np.ndarray], np.ndarray | None, np.ndarray] | None = None,
+                face_bands: tuple[tuple[float, float], ...] = ()) -> ReaderLogits:
         """The staged vote of `logits`; `upright`: the upright turn's vote, already read (_parts_vote)."""
         stages = [(end, level) for end, level in ((1, sure_one), (FIRST_TURNS, sure)) if end < turns]
-        if upright is None and stages and stages[0][0] == 1 and sure_one >= 1.0:
+        bands = face_bands if self.has_face_head else ()
+        if upright is None and stages and stages[0][0] == 1 and sure_one >= 1.0 and not bands:
             stages.pop(0)  # no crop can be that sure: the first two turns go in one batch
         stages.append((turns, 1.0))  # the last stage's level is never asked
         heads: list[np.ndarray] = []
@@ -148,7 +156,7 @@ class ReaderModel:
         first_seen = np.zeros((2, len(crops)), dtype=np.int64)  # what the upright turn read
         active = np.arange(len(crops))
         done = 0
-        for end, level in stages:
+        for stage, (end, level) in enumerate(stages):
             if upright is not None and not done:  # the upright turn (end 1), read before
                 more, more_embedding, seen = upright
             else:
@@ -166,7 +174,10 @@ class ReaderModel:
             done = end
             if done == turns:
                 break
-            active = active[~_sure([head[active] for head in heads], level)]
+            stop = _sure([head[active] for head in heads], level)
+            if stage < len(bands):
+                stop |= _outside(heads[2][active], bands[stage])
+            active = active[~stop]
             if not active.size:
                 break
         if embedding is not None:
@@ -216,6 +227,12 @@ def file_fingerprint(path: Path) -> str:
     import hashlib
 
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+def _outside(face: np.ndarray, band: tuple[float, float]) -> np.ndarray:
+    """Per crop: does the face head's (n, 2) read put its top-face probability outside `band`?"""
+    p = softmax(face)[:, 1]
+    return (p < band[0]) | (p > band[1])
 
 
 def _sure(heads: list[np.ndarray], level: float) -> np.ndarray:
