@@ -18,7 +18,7 @@ from companion.vision.cubes import CubeDecision, decide, nearer_direction
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES, DecodedDie, decode
 from companion.vision.detector import Detection, DetectorModel, Heatmap
 from companion.vision.doubts import (
-    colour_margin_doubts, doubtful_photo, flat_prints, ink_doubts, oversized_boxes, turn_doubts, value_margin_doubts,
+    colour_margin_doubts, doubted_photo, doubtful_photo, flat_prints, ink_doubts, oversized_boxes, turn_doubts, value_margin_doubts,
 )
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
 from companion.vision.inks import Ink, cast_of, light_reference, measure_inks
@@ -246,6 +246,8 @@ def analyse(
         unsure |= flat_prints(work.rgb, [d.box for d in detections])
     unsure |= _doubts(detections, faces[keep], decoded, None if read.agree is None else read.agree[keep], second[keep],
                       settings)
+    if settings.flag_doubted_photos:  # a photo with many dice flagged: its less sure dice too (doubts.py)
+        unsure |= _doubted(unsure, decoded)
     dice = [_reading(work, detections[d.index], d, bool(unsure[d.index])) for d in decoded]
     return Analysis(detections, value_logits, color_logits, dice, light.unusual)
 
@@ -453,6 +455,16 @@ def _doubts(
     if settings.flag_doubtful_photos:
         unsure |= doubtful_photo(np.array([d.score < DETECTION_SURE for d in detections]), second, faces)
     return unsure
+
+
+def _doubted(unsure: np.ndarray, decoded: list[DecodedDie]) -> np.ndarray:
+    """doubts.doubted_photo over the dice read, each flagged for `unsure` or the decoder's own
+    doubt (a box no die was decoded from is left as it is)."""
+    index = [d.index for d in decoded]
+    flagged = unsure[index] | np.array([d.uncertain for d in decoded], dtype=bool)
+    out = np.zeros(len(unsure), dtype=bool)
+    out[index] = doubted_photo(flagged, np.array([d.confidence for d in decoded]))
+    return out
 
 
 def read_work_image(

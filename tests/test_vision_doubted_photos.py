@@ -1,0 +1,47 @@
+"""A photo with many dice flagged already: its dice the decoder is not quite sure of are flagged
+too (doubts.doubted_photo). Real ONNX models through the real pipeline on photos of the second
+tilted choosing set (data/more/stress_tilt_calib2), regenerated here, and the rule itself."""
+
+import numpy as np
+import pytest
+
+from companion.vision import ReadSettings, read_image
+from companion.vision.doubts import DOUBTED_SHARE, DOUBTED_SURE, doubted_photo
+from companion.vision.models import load_models, models_present
+from training.synth.dataset import encode_jpeg, render_indexed
+from training.synth.scene import SceneOptions
+
+needs_models = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
+TILTED = SceneOptions(tilt_range=(27.0, 40.0))  # data/more/stress_tilt_calib2: seed 8451 (Makefile)
+
+
+def _read(index, settings):
+    photo = render_indexed(8451, "calib", index, TILTED)
+    return photo, read_image(encode_jpeg(photo.image, photo.conditions["jpeg_quality"]), load_models(), settings)
+
+
+@needs_models
+@pytest.mark.parametrize("index, truth, read", [
+    (52, "4r", "4o"),  # a red 4 read orange at 0.96, in a photo with 5 of its 8 dice flagged
+    (240, "3b", "5b"),  # a blue 3 read 5 at 0.98, 3 of 9 flagged
+])
+def test_a_misread_in_a_much_doubted_photo_is_flagged(index, truth, read):
+    photo, before = _read(index, ReadSettings(flag_doubted_photos=False))
+    tokens = [f"{d['value'] or 'W'}{d['color'][0]}" for d in photo.dice]
+    assert truth in tokens and read not in tokens
+    (wrong,) = [d for d in before.dice if d.face.token == read]
+    assert not wrong.uncertain and wrong.confidence < DOUBTED_SURE  # silent before
+    assert np.mean([d.uncertain for d in before.dice]) >= DOUBTED_SHARE
+    _, after = _read(index, ReadSettings())
+    (now,) = [d for d in after.dice if d.face.token == read]
+    assert now.uncertain
+    assert not all(d.uncertain for d in after.dice)  # the surer dice stay unflagged
+
+
+def test_only_a_much_doubted_photo_has_its_less_sure_dice_flagged():
+    confidence = np.array([0.99, 0.97, 0.999, 0.9])
+    few = np.array([False, False, False, True])  # a quarter flagged: under DOUBTED_SHARE
+    assert not doubted_photo(few, confidence).any()
+    many = np.array([True, False, False, True])
+    assert doubted_photo(many, confidence).tolist() == [False, True, False, True]
+    assert doubted_photo(np.zeros(0, dtype=bool), np.zeros(0)).tolist() == []
