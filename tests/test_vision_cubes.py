@@ -90,19 +90,3 @@ def test_a_side_face_whose_top_face_was_missed_is_flagged():
     unchecked = read_image(encode_jpeg(photo.image, photo.conditions["jpeg_quality"]), load_models(),
                            ReadSettings(flag_missed_tops=False))
     assert not any(r.uncertain for r in _lone_readings(unchecked, photo))  # by this check alone
-
-
-@needs_models
-@pytest.mark.parametrize("seed, index, options, die", [
-    # photo 75 of the larger tilted choosing set (seed 8451): a side face of L2 (Wg on top) is
-    # boxed beside it and read as a Wo, no other face of L2, though the cube model is sure of it
-    (8451, 75, SceneOptions(tilt_range=(27.0, 40.0)), "L2"),
-    # photo 37 of the larger dark choosing set (seed 8501): a side face of L1 (Wo on top) read as a Wr
-    (8501, 37, SceneOptions(dark_body=True), "L1"),
-])
-def test_a_sure_side_face_is_dropped_whatever_it_reads(seed, index, options, die):
-    photo = render_indexed(seed, "calib", index, options)
-    reading = read_image(encode_jpeg(photo.image, photo.conditions["jpeg_quality"]), load_models())
-    labelled = next(d for d in photo.dice if d["die"] == die)
-    assert any(box_iou(r.box, labelled["box"]) >= IOU_MIN for r in reading.dice)  # its top face is read
-    assert sum(count_read_twice([r.box], [np.asarray(labelled["cube"])]) for r in reading.dice) == 1  # once

@@ -23,9 +23,7 @@ A box that is probably a side face (at least `drop` in the model file) is a seco
 cube when a box on the same cube is its top face by every sign (within a box size, less likely
 a side face, surer or itself unflagged) and the two readings can be two faces of one die of the
 set (`same_die`: a side face shows another face of its own die, while only about one in five
-pairs of the set's faces share a die, so two dice side by side rarely pass), or, where the
-model is sure of it (`SIDE_CERTAIN`) and the other box is surer, whatever the two read (the
-reader misreads a foreshortened side face as often as not). The pipeline
+pairs of the set's faces share a die, so two dice side by side rarely pass). The pipeline
 drops it (the die is then read once, and the box kept is flagged); with
 ReadSettings(one_per_cube=False) it flags it instead. So it does with a box that is its
 cube's top face boxed again (`_boxed_twice`): over the "1" of a surer box's "10" in the same
@@ -59,12 +57,6 @@ SAME_CUBE_REACH = 1.0
 # dropped as the other's side face: a side face shows another face of its own die, while
 # only about one in five pairs of the set's faces share a die
 SAME_DIE = 0.1
-# a box at least this likely a side face is dropped beside a surer top face whatever the two
-# readings: the reader reads a foreshortened side face as no face of that die (its W as another
-# colour's W, its 1 as the top face's own 1), so same_die would keep it. On the choosing sets no
-# real die within SAME_CUBE_REACH of a surer box rates above 0.48; the two real dice that rate
-# higher (0.73, 0.74) are each surer than their neighbour, as a side face rarely is
-SIDE_CERTAIN = 0.6
 # One top face boxed twice, no side face: a box over the "1" of a surer box's "10" in the same
 # colour, covered by it for at least TEN_COVERED of its area, reads a 1 that is not there; and
 # a box closer than SAME_FACE_REACH box sizes to a surer box that reads the same face is that
@@ -195,11 +187,10 @@ def _side_face_of(pairs: _Pairs, i: int, j: int, sure: list[float], model: CubeM
     """Is box j the top face of the cube box i is a side face of, by every sign? Box i is likely
     a side face (from `model.drop`), j less so, and surer or itself unflagged, and the two
     readings can be two faces of one die of the set (SAME_DIE: a side face shows another face
-    of its own die, while two dice side by side rarely can), unless box i is surely a side face
-    (SIDE_CERTAIN) and j the surer box, when the readings are worth less than the model's word."""
+    of its own die, while two dice side by side rarely can)."""
     side = pairs.side
     return bool(side[i] >= model.drop and side[j] < side[i] and (sure[j] > sure[i] or side[j] < model.flag)
-                and (pairs.together[i, j] >= SAME_DIE or (side[i] >= SIDE_CERTAIN and sure[j] > sure[i])))
+                and pairs.together[i, j] >= SAME_DIE)
 
 
 def _boxed_twice(pairs: _Pairs, i: int, j: int, sure: list[float]) -> bool:
