@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench data data-choosing data-blender train-env system-deps clean
+.PHONY: run test lint bench data data-stress data-choosing data-blender train-env system-deps clean
 
 # `make run LAN=1`: serve on the local network, for the phones at the table (join by QR code).
 run: $(STAMP)
@@ -60,6 +60,19 @@ data: $(STAMP) system-deps
 	$(BIN)/python -m training.synth --out data/val --count 2000 --split val
 	$(BIN)/python -m training.synth --out data/calib --count 1000 --split calib
 	$(BIN)/python -m training.synth --out data/far --count 200 --split val --seed 3001 --phone-far
+
+# The stress sets of the model card's per-set table: one condition each, calib split to choose on,
+# val split to report (docs/synthetic_data.md).
+STRESS := $(BIN)/python -m training.synth --workers 2
+data-stress: $(STAMP) system-deps
+	$(STRESS) --split calib --out data/stress_warm_calib --count 200 --seed 2301 --light warm
+	$(STRESS) --split calib --out data/stress_cold_calib --count 120 --seed 2401 --light cold
+	$(STRESS) --split calib --out data/stress_dark_calib --count 120 --seed 2501 --dark-bodies
+	$(STRESS) --split calib --out data/stress_tilt_calib --count 150 --seed 2601 --tilt 27 40
+	$(STRESS) --split val --out data/stress_warm_val --count 150 --seed 1301 --light warm
+	$(STRESS) --split val --out data/stress_cold_val --count 100 --seed 1401 --light cold
+	$(STRESS) --split val --out data/stress_dark_val --count 100 --seed 1501 --dark-bodies
+	$(STRESS) --split val --out data/stress_tilt_val --count 150 --seed 1601 --tilt 27 40
 
 # Larger choosing sets for the flags (docs/synthetic_data.md): calib split, seeds of their own.
 CHOOSE := $(BIN)/python -m training.synth --split calib --workers 2
