@@ -30,17 +30,16 @@ def _margin(logits: np.ndarray) -> float:
     return float(p[-1] - p[-2])
 
 
-def _capture() -> dict:
-    """Keep the last KeptBoxes analyse computed (its face head's probabilities and turn agreement)."""
-    seen: dict = {}
-    original = pipeline.kept_boxes
+def _keep_last(module, name: str, store: dict, key: str) -> None:
+    """Wrap module.name so that each call's result is also kept as store[key] (what evaluate's
+    read computed on the way: the KeptBoxes, the Analysis)."""
+    original = getattr(module, name)
 
-    def kept(*args, **kwargs):
-        seen["found"] = out = original(*args, **kwargs)
+    def wrapped(*args, **kwargs):
+        store[key] = out = original(*args, **kwargs)
         return out
 
-    pipeline.kept_boxes = kept
-    return seen
+    setattr(module, name, wrapped)
 
 
 def _area(b) -> float:
@@ -91,16 +90,12 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     settings = ReadSettings.from_env()
     models = load_models(settings.models_dir, settings.providers)
-    seen = _capture()
-    analysis_of: dict = {}
-    original = pipeline.analyse
-
-    def analyse(*a, **k):
-        analysis_of["last"] = out = original(*a, **k)
-        return out
-
     import training.evaluate as ev
-    ev.analyse = analyse
+
+    seen: dict = {}
+    analysis_of: dict = {}
+    _keep_last(pipeline, "kept_boxes", seen, "found")  # the face head's probabilities and turn agreement
+    _keep_last(ev, "analyse", analysis_of, "last")
     images = read_dataset(args.data, args.limit + args.offset if args.limit else 0)[args.offset:]
     out = open(args.out, "w") if args.out else None
     silent = flagged_right = right = 0
