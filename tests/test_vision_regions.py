@@ -130,3 +130,13 @@ def test_a_photo_whose_far_dice_are_small_is_searched_again_though_its_near_dice
     # all dice at the usual size: no second search; none found at all: the sharpest copy
     assert zoom_for_faces([45.0, 50.0, 40.0, 38.0]) == 1.0
     assert zoom_for_faces([]) == MAX_ZOOM
+
+
+def test_box_ious_of_a_column_of_boxes_against_a_row_is_every_pairs():
+    rng = np.random.default_rng(3)
+    corner = rng.uniform(0, 100, (30, 2))
+    boxes = np.concatenate([corner, corner + rng.uniform(1, 40, (30, 2))], axis=1)
+    pairs = box_ious(boxes[:, None], boxes[None])
+    assert pairs.shape == (30, 30) and (pairs > 0).sum() > 30  # some pairs overlap
+    for i in range(30):  # the very values of each box against the others, one at a time
+        np.testing.assert_array_equal(pairs[i], box_ious(boxes[i], boxes))

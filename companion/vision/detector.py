@@ -217,11 +217,12 @@ class DetectorModel:
 
 
 def box_ious(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The intersection over union of box `a` with each row of `b` (x0, y0, x1, y1)."""
-    x0 = np.maximum(a[0], b[:, 0])
-    y0 = np.maximum(a[1], b[:, 1])
-    x1 = np.minimum(a[2], b[:, 2])
-    y1 = np.minimum(a[3], b[:, 3])
+    """The intersection over union of box `a` with each row of `b` (x0, y0, x1, y1); boxes along
+    the last axis, so that a column of boxes against a row gives every pair's."""
+    x0 = np.maximum(a[..., 0], b[..., 0])
+    y0 = np.maximum(a[..., 1], b[..., 1])
+    x1 = np.minimum(a[..., 2], b[..., 2])
+    y1 = np.minimum(a[..., 3], b[..., 3])
     inter = np.clip(x1 - x0, 0, None) * np.clip(y1 - y0, 0, None)
     area_a = (a[..., 2] - a[..., 0]) * (a[..., 3] - a[..., 1])
     area_b = (b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1])
@@ -255,9 +256,10 @@ def peaks_to_detections(
     w, h = image_wh
     boxes = np.stack([np.clip(cx - bw / 2, 0, w), np.clip(cy - bh / 2, 0, h),
                       np.clip(cx + bw / 2, 0, w), np.clip(cy + bh / 2, 0, h)], axis=1)
+    ious = box_ious(boxes[:, None], boxes[None])  # every pair's at once: the same values, one call
     kept: list[int] = []
     for i in range(len(boxes)):
-        if kept and box_ious(boxes[i], boxes[kept]).max() > overlap:
+        if kept and ious[i, kept].max() > overlap:
             continue
         kept.append(i)
         if len(kept) == max_det:
