@@ -21,8 +21,8 @@ from training.synth.scene import SceneOptions
 
 needs_models = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
 HEAD = default_models_dir() / LIGHT_COLOUR_FILE
-# photo 42 of the warm calibration set (data/stress_warm_calib/images/000042.jpg): its low 3r
-WARM_PHOTO, WARM_SWAPPED = 42, "L3:3r"
+# photo 42 of the warm calibration set (data/stress_warm_calib/images/000042.jpg): its red wild on L4
+WARM_PHOTO, WARM_SWAPPED = 42, "L4:Wr"
 
 
 def test_the_shipped_head_records_its_training_and_fits_the_shipped_reader():

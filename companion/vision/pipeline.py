@@ -22,7 +22,7 @@ from companion.vision.doubts import (
 )
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
 from companion.vision.inks import Ink, cast_of, light_reference, measure_inks
-from companion.vision.joint_colour import joint_colours, usual_light_colours
+from companion.vision.joint_colour import HUE_SPREAD, UNUSUAL_HUE_SPREAD, joint_colours, usual_light_colours
 from companion.vision.light_colour import ink_features, photo_kind, possible_kinds
 from companion.vision.models import Models, load_models
 from companion.vision.profile import Profile
@@ -281,7 +281,9 @@ def _joint_decode(
         return alone, alone_unsure
     # under the training look's light the reader alone is right nearly always: there the inks
     # move only the dice it is unsure of (joint_colour.usual_light_colours)
-    joint = usual_light_colours(color_probs, inks()) if usual else joint_colours(color_probs, inks())
+    # under a light beyond the training look's one ink's dice are measured farther apart (UNUSUAL_HUE_SPREAD)
+    spread = UNUSUAL_HUE_SPREAD if cast is not None and cast > UNUSUAL_CAST else HUE_SPREAD
+    joint = usual_light_colours(color_probs, inks()) if usual else joint_colours(color_probs, inks(), spread=spread)
     if usual and not joint.moved.any() and np.array_equal(joint.probs, color_probs):
         return alone, alone_unsure
     decoded = decode(value_probs, joint.probs, dice_set, settings.decoding)
