@@ -371,8 +371,8 @@ def _missed_tops(
     to_seen = seen.rgb.shape[1] / work.rgb.shape[1]  # the boxes' image (maybe a sharper copy) -> seen's pixels
     boxes = [_scaled(d, to_seen) for d in detections]
     kept = [boxes[i] for i in keep]
-    found = [(k, c) for k, c in candidates(upright, models.detector.stride, models.detector.threshold, kept, boxes,
-                                           nearer_direction(kept)) if not flagged[keep[k]]]
+    found = [(k, c) for k, c in candidates(upright, models.detector.stride, kept, boxes, nearer_direction(kept))
+             if not flagged[keep[k]]]
     if not found:
         return out
     peaks = list(dict.fromkeys(c for _, c in found))  # a peak beyond two kept boxes is read once
