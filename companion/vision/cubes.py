@@ -269,6 +269,14 @@ def nearer_direction(detections: Sequence[Detection]) -> np.ndarray | None:
     return _nearer(np.array([d.centre for d in detections]), np.log([max(d.side, 1.0) for d in detections]))
 
 
+def perspective(detections: Sequence[Detection]) -> float:
+    """How strongly the photo's faces grow toward the camera: the change of their log size across
+    the photo's extent (box_features' `perspective`, uncapped; 0 under 3 boxes)."""
+    centres = np.array([d.centre for d in detections]).reshape(-1, 2)
+    nearer = _nearer(centres, np.log([max(d.side, 1.0) for d in detections]))
+    return 0.0 if nearer is None else float(np.linalg.norm(nearer) * np.ptp(centres, axis=0).max())
+
+
 def model_inputs(features: np.ndarray) -> np.ndarray:
     """`box_features` and the DERIVED columns the model also weighs."""
     f = {name: features[:, k] for k, name in enumerate(FEATURES)}
