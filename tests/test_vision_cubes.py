@@ -136,3 +136,15 @@ def test_only_a_face_far_less_sure_than_the_photos_others_in_a_tilted_view_is_fl
     assert not face_margin_doubts(np.array(sure + [FACE_SHARE_BELOW + 0.01]), TILTED_VIEW).any()  # sure enough
     assert not face_margin_doubts(np.array([0.9, 0.92, 0.95, 0.9]), TILTED_VIEW).any()  # every face as unsure
     assert not face_margin_doubts(np.array([0.6]), TILTED_VIEW).any()  # one die: nothing to compare
+
+
+@needs_models
+def test_a_side_face_as_sure_as_its_top_face_is_flagged_with_it():
+    # photo 110 of the 27-40 degree choosing set (seed 8451): the side face of L1 (3o on top, cut
+    # by the frame), read Wr at 1.00, is 0.740 sure (detector score times face probability), its
+    # top face 0.737; neither is sure, and which is the cube's second box the two do not tell
+    photo = render_indexed(8451, "calib", 110, SceneOptions(tilt_range=(27.0, 40.0)))
+    reading = read_image(encode_jpeg(photo.image, photo.conditions["jpeg_quality"]), load_models())
+    second = _second_readings(reading, photo)
+    assert [(r.face.token, r.confidence >= 0.99) for r in second] == [("Wr", True)]
+    assert all(r.uncertain for r in second)

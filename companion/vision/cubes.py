@@ -50,6 +50,13 @@ from companion.vision.detector import Detection
 
 CUBE_NEAR = 0.85
 SIDE_SURE = 0.75
+# Two unsure boxes this close whose sureness (detector score times face probability) differs
+# by under SURE_TIE are told apart by nothing: the detector's mirror views move a peak's heat by
+# about 0.1 (settings.mirror_band), so either may be the cube's top face and both are flagged
+# (second_boxes). On data/more/stress_tilt_calib2 photo 110 a side face read Wr at 1.00 was
+# 0.740 sure, its top face (cut by the frame) 0.737: the top face was flagged, the side face
+# silent. Replayed on the calib sets: 1-9 more right dice flagged per set (0.03-0.3 points).
+SURE_TIE = 0.05
 # how far (in box sizes) a box may be from the one it shares a cube with: a side face's
 # centre is at most about a face from its top face's, even 40 degrees off vertical
 SAME_CUBE_REACH = 1.0
@@ -76,13 +83,16 @@ _INNER = 0.2  # the margin of a box left out when measuring its body's shade (ed
 
 def second_boxes(detections: Sequence[Detection], face_probs: Sequence[float] | np.ndarray) -> list[int]:
     """Indices of the boxes that may be a second box on a cube a surer box is on (by distance
-    alone: closer than CUBE_NEAR box sizes to a surer box, and not itself sure)."""
+    alone: closer than CUBE_NEAR box sizes to a surer box, and not itself sure), and of the surer
+    boxes they are beside where that one is not sure either and surer by under SURE_TIE."""
     sure = [d.score * float(f) for d, f in zip(detections, face_probs)]
     surer: list[int] = []
-    second: list[int] = []
+    second: set[int] = set()
     for i in sorted(range(len(detections)), key=lambda i: -sure[i]):
-        if sure[i] < SIDE_SURE and any(_same_cube(detections[i], detections[j]) for j in surer):
-            second.append(i)
+        beside = [j for j in surer if _same_cube(detections[i], detections[j])]
+        if sure[i] < SIDE_SURE and beside:
+            second.add(i)
+            second.update(j for j in beside if sure[j] < SIDE_SURE and sure[j] - sure[i] < SURE_TIE)
         else:
             surer.append(i)
     return sorted(second)
