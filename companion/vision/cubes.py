@@ -51,11 +51,12 @@ from companion.vision.detector import Detection
 CUBE_NEAR = 0.85
 SIDE_SURE = 0.75
 # Two unsure boxes this close whose sureness (detector score times face probability) differs
-# by under SURE_TIE are told apart by nothing: the detector's mirror views move a peak's heat by
-# about 0.1 (settings.mirror_band), so either may be the cube's top face and both are flagged
-# (second_boxes). On data/more/stress_tilt_calib2 photo 110 a side face read Wr at 1.00 was
-# 0.740 sure, its top face (cut by the frame) 0.737: the top face was flagged, the side face
-# silent. Replayed on the calib sets: 1-9 more right dice flagged per set (0.03-0.3 points).
+# by under SURE_TIE, and whose readings can be two faces of one die (SAME_DIE), are told apart
+# by nothing: the detector's mirror views move a peak's heat by about 0.1 (settings.mirror_band),
+# so either may be the cube's top face and both are flagged (tied_boxes). On
+# data/more/stress_tilt_calib2 photo 110 a side face read Wr at 1.00 was 0.740 sure, its top face
+# (cut by the frame) 0.737: the top face was flagged, the side face silent. Replayed on the calib
+# sets: 0-2 more right dice flagged per set (1-9 without the readings' condition).
 SURE_TIE = 0.05
 # how far (in box sizes) a box may be from the one it shares a cube with: a side face's
 # centre is at most about a face from its top face's, even 40 degrees off vertical
@@ -83,19 +84,31 @@ _INNER = 0.2  # the margin of a box left out when measuring its body's shade (ed
 
 def second_boxes(detections: Sequence[Detection], face_probs: Sequence[float] | np.ndarray) -> list[int]:
     """Indices of the boxes that may be a second box on a cube a surer box is on (by distance
-    alone: closer than CUBE_NEAR box sizes to a surer box, and not itself sure), and of the surer
-    boxes they are beside where that one is not sure either and surer by under SURE_TIE."""
+    alone: closer than CUBE_NEAR box sizes to a surer box, and not itself sure)."""
     sure = [d.score * float(f) for d, f in zip(detections, face_probs)]
     surer: list[int] = []
-    second: set[int] = set()
+    second: list[int] = []
     for i in sorted(range(len(detections)), key=lambda i: -sure[i]):
-        beside = [j for j in surer if _same_cube(detections[i], detections[j])]
-        if sure[i] < SIDE_SURE and beside:
-            second.add(i)
-            second.update(j for j in beside if sure[j] < SIDE_SURE and sure[j] - sure[i] < SURE_TIE)
+        if sure[i] < SIDE_SURE and any(_same_cube(detections[i], detections[j]) for j in surer):
+            second.append(i)
         else:
             surer.append(i)
     return sorted(second)
+
+
+def tied_boxes(detections: Sequence[Detection], face_probs: Sequence[float] | np.ndarray,
+               together: np.ndarray) -> np.ndarray:
+    """Per box: closer than CUBE_NEAR box sizes to another box, neither sure (SIDE_SURE), the two
+    within SURE_TIE of each other's sureness and their readings two faces of one die (`together`,
+    same_die, from SAME_DIE): which of them is the cube's top face nothing tells."""
+    sure = [d.score * float(f) for d, f in zip(detections, face_probs)]
+    n = len(detections)
+    out = np.zeros(n, dtype=bool)
+    for i in range(n):
+        out[i] = sure[i] < SIDE_SURE and any(
+            j != i and sure[j] < SIDE_SURE and abs(sure[i] - sure[j]) < SURE_TIE and together[i, j] >= SAME_DIE
+            and _same_cube(detections[i], detections[j]) for j in range(n))
+    return out
 
 
 @dataclass(frozen=True)
@@ -149,9 +162,10 @@ def decide(
         return CubeDecision(np.zeros(n, dtype=bool), near)
     side = model.side_probability(box_features(rgb, detections, faces, value_probs.max(axis=1),
                                                colour_probs.max(axis=1)))
-    pairs = _Pairs(detections, faces, side, same_die(value_probs, colour_probs, dice_set or standard_set()),
-                   value_probs.argmax(axis=1), colour_probs.argmax(axis=1))
+    together = same_die(value_probs, colour_probs, dice_set or standard_set())
+    pairs = _Pairs(detections, faces, side, together, value_probs.argmax(axis=1), colour_probs.argmax(axis=1))
     drop, kept_for = _second_on_cube(pairs, model)
+    near |= tied_boxes(detections, faces, together)
     # which of the two is the top face is not certain either: the one kept is flagged
     return CubeDecision(drop, (near | kept_for | (side >= model.flag)) & ~drop)
 
