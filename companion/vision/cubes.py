@@ -55,8 +55,9 @@ SIDE_SURE = 0.75
 # by nothing: the detector's mirror views move a peak's heat by about 0.1 (settings.mirror_band),
 # so either may be the cube's top face and both are flagged (tied_boxes). On
 # data/more/stress_tilt_calib2 photo 110 a side face read Wr at 1.00 was 0.740 sure, its top face
-# (cut by the frame) 0.737: the top face was flagged, the side face silent. Replayed on the calib
-# sets: 0-2 more right dice flagged per set (1-9 without the readings' condition).
+# (cut by the frame) 0.737: the top face was flagged, the side face silent. On the calib sets
+# (training.evaluate) this flags at most 0.14 points more of a set's dice (0.1-0.5 without the
+# readings' condition).
 SURE_TIE = 0.05
 # how far (in box sizes) a box may be from the one it shares a cube with: a side face's
 # centre is at most about a face from its top face's, even 40 degrees off vertical
