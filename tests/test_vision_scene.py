@@ -11,7 +11,7 @@ from PIL import Image
 
 from companion.dice import Color, DiceSet, parse_face, standard_set
 from companion.vision import ReadSettings, read_image
-from companion.vision.cubes import CubeModel, decide, same_die, second_boxes
+from companion.vision.cubes import SURE_TIE, CubeModel, decide, same_die, second_boxes, tied_boxes
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES, DecodeSettings, color_index, value_index
 from companion.vision.detector import Detection
 from companion.vision.image_io import load_work_image
@@ -158,6 +158,14 @@ def test_a_weak_box_half_a_face_from_a_sure_one_is_a_second_box_on_that_cube():
     apart = Detection((100.0, 175.0, 160.0, 245.0), 0.5)  # a face's height below: another die
     assert second_boxes([top, side, apart], [1.0, 0.8, 0.8]) == [1]
     assert second_boxes([top, Detection(side.box, 0.9)], [1.0, 1.0]) == []  # a sure top face is never dropped
+    # two unsure boxes as sure as each other (within SURE_TIE) whose readings can be one die's two
+    # faces: either may be the top face, both are flagged
+    one_die = np.array([[0.0, 0.9], [0.9, 0.0]])
+    tied = Detection(top.box, 0.5 + SURE_TIE / 2)
+    assert tied_boxes([tied, side], [1.0, 1.0], one_die).tolist() == [True, True]
+    assert not tied_boxes([tied, side], [1.0, 1.0], one_die * 0).any()  # two dice's faces
+    assert not tied_boxes([Detection(top.box, 0.5 + 2 * SURE_TIE), side], [1.0, 1.0], one_die).any()
+    assert not tied_boxes([tied, apart], [1.0, 1.0], one_die).any()  # another die, a face's height away
 
 
 RED_INK, ORANGE_INK = (0.58, 0.02, 0.03), (0.87, 0.20, 0.01)  # linear RGB

@@ -14,11 +14,12 @@ import numpy as np
 
 from companion.dice import MAX_DICE, DiceSet, Face, standard_set
 from companion.vision.crops import box_crop
-from companion.vision.cubes import CubeDecision, decide, nearer_direction
+from companion.vision.cubes import CubeDecision, decide, nearer_direction, perspective
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES, DecodedDie, decode
 from companion.vision.detector import Detection, DetectorModel, Heatmap
 from companion.vision.doubts import (
-    colour_margin_doubts, doubted_photo, doubtful_photo, flat_prints, ink_doubts, oversized_boxes, turn_doubts, value_margin_doubts,
+    colour_margin_doubts, doubted_photo, doubtful_photo, face_margin_doubts, flat_prints, ink_doubts, oversized_boxes, turn_doubts,
+    value_margin_doubts,
 )
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
 from companion.vision.inks import Ink, cast_of, light_reference, measure_inks
@@ -240,6 +241,8 @@ def analyse(
         unsure |= colour_margin_doubts(color_logits)
     if settings.flag_value_margin:  # ... nor its value (doubts.py)
         unsure |= value_margin_doubts(value_logits)
+    if settings.flag_face_margin:  # in a tilted view, the face head far less sure than of the others: a side face (doubts.py)
+        unsure |= face_margin_doubts(faces[keep], perspective(detections))
     if settings.flag_oversized_boxes:  # far larger than the photo's other faces: no top face (doubts.py)
         unsure |= oversized_boxes([d.box for d in detections])
     if settings.flag_flat_prints:  # the ground around it is its own body's colour: no cube (doubts.py)
@@ -373,8 +376,8 @@ def _missed_tops(
     to_seen = seen.rgb.shape[1] / work.rgb.shape[1]  # the boxes' image (maybe a sharper copy) -> seen's pixels
     boxes = [_scaled(d, to_seen) for d in detections]
     kept = [boxes[i] for i in keep]
-    found = [(k, c) for k, c in candidates(upright, models.detector.stride, models.detector.threshold, kept, boxes,
-                                           nearer_direction(kept)) if not flagged[keep[k]]]
+    found = [(k, c) for k, c in candidates(upright, models.detector.stride, kept, boxes, nearer_direction(kept))
+             if not flagged[keep[k]]]
     if not found:
         return out
     peaks = list(dict.fromkeys(c for _, c in found))  # a peak beyond two kept boxes is read once

@@ -104,6 +104,9 @@ class ReadSettings:
     flag_colour_margin: bool = True
     # flag a die whose reader value is far less sure than the photo's other dice' (doubts.value_margin_doubts)
     flag_value_margin: bool = True
+    # in a strongly tilted view, flag a die whose box the face head is far less sure of than of the photo's
+    # other dice: a side face read alone (doubts.face_margin_doubts)
+    flag_face_margin: bool = True
     # flag a box far larger than the photo's other boxes: no die's top face (doubts.oversized_boxes)
     flag_oversized_boxes: bool = True
     # flag a box whose surrounding ground is far more like its face's body than around the photo's

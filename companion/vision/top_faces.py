@@ -5,9 +5,10 @@ confidence).
 
 Seen from well off vertical, a cube shows its side faces toward the camera, the way the
 photo's faces grow; its top face lies beyond the side face, away from the camera. When the
-detector boxed the side face and missed the top face, the top face still leaves a weak peak
-in the detector's heatmap (well under its threshold), about a face away from the kept box on
-that far side. `candidates` finds such peaks next to each kept box; the reader's face head
+detector boxed the side face and missed the top face, the top face still leaves a peak in
+the upright view's heatmap (mostly well under the detector's threshold; over it where the
+mirror views, averaged in, took it under), about a face away from the kept box on that far
+side. `candidates` finds such peaks next to each kept box; the reader's face head
 then judges a box there (pipeline.kept_boxes), and a kept box with a sure top face beyond it
 is flagged.
 """
@@ -22,7 +23,8 @@ import numpy as np
 from companion.vision.detector import Detection, Heatmap, peaks_to_detections
 
 # the weakest heat of a peak looked at again (the detector's threshold is about 0.4; a missed
-# top face next to a lone side face leaves 0.05-0.2)
+# top face next to a lone side face leaves 0.05-0.2 mostly, up to 0.45 in the upright view
+# where the mirror views took the averaged heat under the threshold)
 MISSED_HEAT = 0.05
 # how far (in the kept box's size) a top face's centre lies from its side face's: about half a
 # face plus half the side face's foreshortened height
@@ -35,13 +37,14 @@ MAX_CANDIDATES = 40
 
 
 def candidates(
-    heat: Heatmap, stride: int, threshold: float, kept: Sequence[Detection], others: Sequence[Detection],
+    heat: Heatmap, stride: int, kept: Sequence[Detection], others: Sequence[Detection],
     nearer: np.ndarray | None,
 ) -> list[tuple[int, Detection]]:
-    """(index in `kept`, box) for each weak peak (MISSED_HEAT up to the detector's `threshold`)
-    that lies REACH from a kept box, away from the camera (AWAY, against `nearer`: the
-    direction the photo's faces grow; None: no candidates) and over no box read (`others`).
-    Boxes in the heatmap's image pixels."""
+    """(index in `kept`, box) for each peak of the heatmap (from MISSED_HEAT) that lies REACH
+    from a kept box, away from the camera (AWAY, against `nearer`: the direction the photo's
+    faces grow; None: no candidates) and over no box read (`others`: a peak the detector boxed
+    is that box, whatever its heat; one over the threshold in this view alone that no box
+    marks is a face the detector missed too). Boxes in the heatmap's image pixels."""
     if nearer is None or not kept or not np.linalg.norm(nearer) > 0:
         return []
     away = -nearer / np.linalg.norm(nearer)
@@ -49,7 +52,7 @@ def candidates(
                                MAX_CANDIDATES, heat.image_wh)
     out: list[tuple[int, Detection]] = []
     for c in weak:
-        if c.score >= threshold or any(_near(c, d) < SAME_BOX for d in others):
+        if any(_near(c, d) < SAME_BOX for d in others):
             continue
         for k, d in enumerate(kept):
             offset = np.subtract(c.centre, d.centre)
