@@ -40,6 +40,8 @@ def test_the_environment_is_read_when_asked_and_unset_variables_keep_the_default
     ("COMPANION_MIRROR_BAND", "0.7,0.3", "low <= high"),
     ("COMPANION_MISSED_TOP_BANDS", "0.1,0.9;0.9,0.1", "missed_top_bands holds \\(low, high\\)"),
     ("COMPANION_MISSED_TOP_BANDS", "0.1,0.9;0.2", "COMPANION_MISSED_TOP_BANDS must be two numbers"),
+    ("COMPANION_DARK_FACE", "1.5", "dark_face_threshold is a probability"),
+    ("COMPANION_DARK_FACE", "low", "COMPANION_DARK_FACE must be a number"),
 ])
 def test_a_value_not_understood_is_named_in_a_sentence(name, value, words):
     with pytest.raises(ValueError, match=words):
@@ -52,6 +54,11 @@ def test_the_mirror_band_all_takes_the_views_of_the_whole_image():
 
 def test_the_missed_top_bands_all_read_every_peak_at_every_turn():
     assert ReadSettings.from_env({"COMPANION_MISSED_TOP_BANDS": "all"}).missed_top_bands == ()
+
+
+def test_the_dark_face_threshold_is_a_probability_or_none():
+    assert ReadSettings.from_env({"COMPANION_DARK_FACE": "0.35"}).dark_face_threshold == 0.35
+    assert ReadSettings.from_env({"COMPANION_DARK_FACE": "none"}).dark_face_threshold is None
 
 
 def test_the_settings_are_frozen():

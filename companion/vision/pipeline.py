@@ -343,7 +343,8 @@ def kept_boxes(
     # an unsure box unlike every die this table confirmed is none of its dice (profile.py)
     allowed = None if profile is None else profile.keeps(read.embedding, faces)
     dice_set = dice_set or standard_set()
-    keep, second = _kept_boxes(detections, faces, models.calibration.face_threshold, settings, allowed,
+    face_threshold = _face_threshold(work, detections, faces, models.calibration.face_threshold, settings)
+    keep, second = _kept_boxes(detections, faces, face_threshold, settings, allowed,
                                lambda kept: _cubes(work, detections, faces, read, models, kept, dice_set))
     if not keep:
         return None
@@ -361,6 +362,26 @@ def kept_boxes(
         lone = _missed_tops(seen, upright, work, detections, keep, second, models, settings, light, not embeddings)
     return KeptBoxes(work, detections, light, read, faces, keep, second, None if reference is None else cast_of(reference),
                      lone)
+
+
+def _face_threshold(
+    work: WorkImage, detections: list[Detection], faces: np.ndarray, calibrated: float, settings: ReadSettings,
+) -> np.ndarray:
+    """Per box, the face probability it needs to be read as a die: the calibration's, or on a photo
+    whose dice (the boxes that pass it, at least one) have dark bodies, no white reference,
+    ReadSettings.dark_face_threshold for a box the detector is sure of (DETECTION_SURE: there, on the
+    first halves of the dark calib sets, the boxes the face head rates 0.3-0.5 are 7 dice at detector
+    scores 0.57-0.86 and 2 boxes on no die at 0.46, one on a cube's side; on data/calib 2 more such,
+    at 0.45-0.46, both on a cube's side)."""
+    out = np.full(len(detections), calibrated)
+    dark = settings.dark_face_threshold
+    if dark is None or dark >= calibrated:
+        return out
+    passing = [d.box for d, f in zip(detections, faces) if f >= calibrated]
+    if not passing or light_reference(work.rgb, passing) is not None:  # no dice to tell, or a white reference
+        return out
+    out[[d.score >= DETECTION_SURE for d in detections]] = dark
+    return out
 
 
 def _missed_tops(
@@ -401,14 +422,15 @@ def _scaled(d: Detection, by: float) -> Detection:
 
 
 def _kept_boxes(
-    detections: list[Detection], faces: np.ndarray, face_threshold: float, settings: ReadSettings,
+    detections: list[Detection], faces: np.ndarray, face_threshold: float | np.ndarray, settings: ReadSettings,
     allowed: np.ndarray | None = None, cubes: Callable[[list[int]], CubeDecision] | None = None,
 ) -> tuple[list[int], np.ndarray]:
     """The boxes read as dice (surest first) and, per box, whether to flag it as maybe a
     cube's side face (cubes.py: one the cube model drops with settings.one_per_cube, when its
     cube's other box is read, is flagged instead without it). `allowed` (None: all): the boxes
     a dice-set profile does not turn down."""
-    keep = [i for i in range(len(detections)) if faces[i] >= face_threshold and (allowed is None or allowed[i])]
+    passes = np.asarray(faces) >= face_threshold  # one threshold, or one per box (_face_threshold)
+    keep = [i for i in range(len(detections)) if passes[i] and (allowed is None or allowed[i])]
     cube = cubes(keep) if cubes is not None else decide(None, [detections[i] for i in keep], faces[keep], None)
     second = np.zeros(len(detections), dtype=bool)
     flag = cube.check if settings.one_per_cube else cube.check | cube.drop

@@ -23,6 +23,8 @@ The defaults are the shipped pipeline. The CLI and the server make theirs once w
                               the photo's inks decide the dice the reader is unsure of)
     COMPANION_LIGHT_COLOUR    0 reads the colour of crops corrected from an unusual light with the reader's
                               colour head (on by default: models/light_colour.json's head)
+    COMPANION_DARK_FACE       the face probability a box needs on a photo of dark dice bodies (0.3; "none":
+                              the calibration's, as on every other photo)
     COMPANION_ONE_PER_CUBE    0 flags, instead of dropping, a box the cube model calls a second one on a cube
     COMPANION_MISSED_TOP_BANDS "low,high;low,high": a weak peak beyond a kept box whose face probability
                               the reader's vote leaves outside the first band upright, or the second after
@@ -89,6 +91,13 @@ class ReadSettings:
     # with joint_colour, also flag a die whose ink, among the photo's others, says the other colour of
     # its pair while the reader is too sure to be moved
     flag_colour_disputes: bool = True
+    # on a photo whose dice have dark bodies (no white reference: inks.light_reference), a box the detector
+    # is sure of (pipeline.DETECTION_SURE) is read as a die from this face probability (None: the
+    # calibration's face_threshold, 0.5, everywhere); such a box is flagged (pipeline.FACE_SURE). The face
+    # head is less sure of dark faces: on the first halves of the two dark calib sets (210 photos, 182
+    # without a white reference) the boxes it rates 0.3-0.5 there are 7 dice and 2 boxes on none (0.2: 8
+    # and 5; 0.4: 4 and 1); 0.25 and 0.35 find as many dice or one fewer, with more dice flagged
+    dark_face_threshold: float | None = 0.3
     # drop a box the cube model calls a second one on a cube (cubes.py; False: flag it instead)
     one_per_cube: bool = True
     flag_set_changes: bool = True  # flag a die the set's constraint read otherwise than the reader saw it
@@ -141,6 +150,8 @@ class ReadSettings:
         for name, band in [("mirror_band", self.mirror_band), *(("missed_top_bands", b) for b in self.missed_top_bands)]:
             if band is not None and not 0.0 <= band[0] <= band[1] <= 1.0:
                 raise ValueError(f"{name} holds (low, high) with 0 <= low <= high <= 1, not {band}.")
+        if self.dark_face_threshold is not None and not 0.0 <= self.dark_face_threshold <= 1.0:
+            raise ValueError(f"dark_face_threshold is a probability (0..1), not {self.dark_face_threshold}.")
         if not 0.0 <= self.faint_heat <= 1.0:
             raise ValueError(f"faint_heat is a heatmap level (0..1), not {self.faint_heat}.")
         if not self.providers:
@@ -192,6 +203,9 @@ class ReadSettings:
             kw["one_per_cube"] = env["COMPANION_ONE_PER_CUBE"].strip() != "0"
         if env.get("COMPANION_MISSED_TOP_BANDS"):
             kw["missed_top_bands"] = _bands(env, "COMPANION_MISSED_TOP_BANDS")
+        if env.get("COMPANION_DARK_FACE"):
+            text = env["COMPANION_DARK_FACE"].strip()
+            kw["dark_face_threshold"] = None if text.lower() == "none" else _number(env, "COMPANION_DARK_FACE", float)
         if env.get("COMPANION_FAINT_HEAT"):
             kw["faint_heat"] = _number(env, "COMPANION_FAINT_HEAT", float)
         try:
