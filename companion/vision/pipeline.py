@@ -327,8 +327,8 @@ def kept_boxes(
     does before deciding the dice; training takes the same boxes from here. Without `embeddings`
     the reader's cascade reads the crops (read_boxes) where nothing of the read asks for them."""
     seen = work  # the working image the upright heatmap is of (work may become a sharper copy)
-    work, detections, upright = _find_faces(seen, models, settings)
-    detections = detections[:MAX_DICE + EXTRA_CANDIDATES]
+    work, every_box, upright = _find_faces(seen, models, settings)
+    detections = every_box[:MAX_DICE + EXTRA_CANDIDATES]  # the surest are read
     if not detections:
         return None
     light = photo_light(work, detections, settings)
@@ -359,7 +359,8 @@ def kept_boxes(
         read = read_boxes(work, detections, models, settings, light, cascade(light))
     lone = np.zeros(len(detections), dtype=bool)
     if settings.flag_missed_tops and read.face is not None:
-        lone = _missed_tops(seen, upright, work, detections, keep, second, models, settings, light, not embeddings)
+        lone = _missed_tops(seen, upright, work, detections, every_box, keep, second, models, settings, light,
+                            not embeddings)
     return KeptBoxes(work, detections, light, read, faces, keep, second, None if reference is None else cast_of(reference),
                      lone)
 
@@ -385,19 +386,22 @@ def _face_threshold(
 
 
 def _missed_tops(
-    seen: WorkImage, upright: Heatmap, work: WorkImage, detections: list[Detection], keep: list[int],
-    flagged: np.ndarray, models: Models, settings: ReadSettings, light: LightCorrection, cascade: bool,
+    seen: WorkImage, upright: Heatmap, work: WorkImage, detections: list[Detection], every_box: list[Detection],
+    keep: list[int], flagged: np.ndarray, models: Models, settings: ReadSettings, light: LightCorrection,
+    cascade: bool,
 ) -> np.ndarray:
-    """Per box: a kept box beyond which, away from the camera, the upright heatmap of `seen`
-    (the working image) has a weak peak that the reader's face head takes for a top face (as
-    sure as it must be of a box kept as a die): the kept box is probably that cube's side
-    face (top_faces.py). A box already `flagged` is not looked beyond (the reader's second look
-    costs a run of its own; `cascade`: read by the reader's cascade, only the face head is asked)."""
+    """Per box of `detections` (those read): a kept box beyond which, away from the camera, the
+    upright heatmap of `seen` (the working image) has a peak that no box found marks (`every_box`,
+    the boxes beyond those read too) and that the reader's face head takes for a top face (as sure
+    as it must be of a box kept as a die under the calibration's threshold): the kept box is
+    probably that cube's side face (top_faces.py). A box already `flagged` is not looked beyond (the
+    reader's second look costs a run of its own; `cascade`: read by the reader's cascade, only the
+    face head is asked)."""
     out = np.zeros(len(detections), dtype=bool)
     to_seen = seen.rgb.shape[1] / work.rgb.shape[1]  # the boxes' image (maybe a sharper copy) -> seen's pixels
-    boxes = [_scaled(d, to_seen) for d in detections]
-    kept = [boxes[i] for i in keep]
-    found = [(k, c) for k, c in candidates(upright, models.detector.stride, kept, boxes, nearer_direction(kept))
+    kept = [_scaled(detections[i], to_seen) for i in keep]
+    others = [_scaled(d, to_seen) for d in every_box]
+    found = [(k, c) for k, c in candidates(upright, models.detector.stride, kept, others, nearer_direction(kept))
              if not flagged[keep[k]]]
     if not found:
         return out
