@@ -4,7 +4,8 @@
         --steps 3000 --l2 0.001 --drop 0.37 --flag 0.15 --out models/cubes.json
 
 Each photo goes through the shipped pipeline up to the reader (models/, as analyse runs it);
-every box the face head keeps gets the features `box_features` measures and a label from the
+every box the face head keeps at the calibration's threshold (as the shipped model learnt; the
+pipeline also keeps a dark photo's sure boxes from ReadSettings.dark_face_threshold) gets the features `box_features` measures and a label from the
 generator: a side face when its centre lies inside a labelled cube outline and it is no top
 face (box IoU under 0.5 with every labelled top face), a top face when it matches one. Boxes
 on neither (clutter, pip dice) are left out. `--collect-threshold` also collects each photo's

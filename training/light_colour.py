@@ -32,10 +32,15 @@ from companion.vision.inks import measure_inks
 from companion.vision.light_colour import INK_FEATURES, LIGHTS, head_inputs, ink_features, photo_kind
 from companion.vision.models import Models, default_models_dir, load_models
 from companion.vision.pipeline import kept_boxes
+from companion.vision.settings import ReadSettings
 from training.common import LabelledImage, per_photo, read_dataset
 
 CHECKPOINT = 100  # photos between cache writes
 EMBEDDING = 320
+# The boxes kept as dice: the calibration's face threshold on every photo. The pipeline also keeps
+# a dark photo's sure boxes from a lower face probability (ReadSettings.dark_face_threshold); the
+# shipped head learnt without them, and this command remakes it.
+KEPT = ReadSettings(dark_face_threshold=None)
 
 
 def photo_crops(image: LabelledImage, models: Models) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -43,8 +48,9 @@ def photo_crops(image: LabelledImage, models: Models) -> tuple[np.ndarray, np.nd
     for an uncorrected light beyond the training look's) of the kept boxes of a photo."""
     empty = (np.zeros((0, EMBEDDING)), np.zeros((0, 4)), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
              np.zeros((0, INK_FEATURES)))
-    # the boxes the pipeline reads as dice (analyse): a relative head's photo means are over them
-    found = kept_boxes(load_work_image(image.path), models)
+    # the boxes the pipeline reads as dice (analyse): a relative head's photo means are over them;
+    # those the calibration's face threshold keeps, as the shipped head learnt from (KEPT)
+    found = kept_boxes(load_work_image(image.path), models, KEPT)
     if found is None or found.read.embedding is None:
         return empty
     work, dets, keep, read, light = found.work, found.detections, found.keep, found.read, found.light
