@@ -14,7 +14,7 @@ class Calibration:
     value_temperature: float = 1.0
     color_temperature: float = 1.0
     detector_threshold: float | None = None  # chosen on the calibration set; None: the model's own
-    face_threshold: float = 0.0  # a box whose crop the reader's face head rates lower is dropped
+    face_threshold: float = 0.0  # a box whose crop the reader's face head rates lower is dropped (dark photos: settings.dark_face_threshold)
     detector_views: int = 1  # the detector views the thresholds were chosen with
 
     @classmethod

@@ -52,10 +52,10 @@ CUBE_NEAR = 0.85
 SIDE_SURE = 0.75
 # Two unsure boxes this close whose sureness (detector score times face probability) differs
 # by under SURE_TIE, and whose readings can be two faces of one die (SAME_DIE), are told apart
-# by nothing: the detector's mirror views move a peak's heat by about 0.1 (settings.mirror_band),
-# so either may be the cube's top face and both are flagged (tied_boxes). On
-# data/more/stress_tilt_calib2 photo 110 a side face read Wr at 1.00 was 0.740 sure, its top face
-# (cut by the frame) 0.737: the top face was flagged, the side face silent. On the calib sets
+# by nothing: the detector's mirror views, averaged into its score, move it by about 0.1, so
+# either may be the cube's top face, and both are flagged (tied_boxes; half that noise, so that
+# only boxes truly level tie). On data/more/stress_tilt_calib2 photo 110 a side face read Wr at
+# 1.00 is 0.740 sure, its top face (cut by the frame) 0.737: both are flagged. On the calib sets
 # (training.evaluate) this flags at most 0.14 points more of a set's dice (0.1-0.5 without the
 # readings' condition).
 SURE_TIE = 0.05

@@ -256,7 +256,7 @@ def peaks_to_detections(
     w, h = image_wh
     boxes = np.stack([np.clip(cx - bw / 2, 0, w), np.clip(cy - bh / 2, 0, h),
                       np.clip(cx + bw / 2, 0, w), np.clip(cy + bh / 2, 0, h)], axis=1)
-    ious = box_ious(boxes[:, None], boxes[None])  # every pair's at once: the same values, one call
+    ious = box_ious(boxes[:, None], boxes[None])  # every pair's at once
     kept: list[int] = []
     for i in range(len(boxes)):
         if kept and ious[i, kept].max() > overlap:

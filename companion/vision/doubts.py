@@ -88,8 +88,8 @@ VALUE_MARGIN_SHARE = 0.25
 # other dice is flagged (face_margin_doubts). Chosen on the calibration sets' tilted photos (their
 # first halves hold no such die; the whole sets hold three, in ten silent photos), kept within the
 # other calib sets' flags: replayed, without the view's gate 0.5 points more of data/calib's dice
-# are flagged, with it 0.1; measured (training.evaluate, with the missed-top peaks over the
-# threshold), 0.2 on data/calib and data/more/calib, 0.1-0.8 on the stress, far and page sets.
+# # are flagged, with it 0.1; measured (training.evaluate), 0.2 on data/calib and data/more/calib,
+# 0.1-0.8 on the stress, far and page sets.
 FACE_SHARE = 0.4
 FACE_SHARE_BELOW = 0.96
 TILTED_VIEW = 0.5

@@ -35,15 +35,15 @@ USUAL_HUE = {Color.RED: (25.0, 12.0), Color.ORANGE: (60.0, 12.0), Color.GREEN: (
 HUE_SPREAD = 8.0
 FAINT = 0.5
 OUTLIER = 0.03
-# Under a light beyond the training look's (the crops corrected, white_balance.py) the same ink
-# is measured about twice as far apart within one photo: the blue channel holds a fraction of
-# the red's light, and its noise and JPEG loss move the hue. On the first halves of the calib
-# sets, a tenth of a photo's same-ink dice lie beyond 9-10.5 degrees of their mean there (green
-# 20), against 5-6 (green 10) under the usual light: UNUSUAL_HUE_SPREAD is HUE_SPREAD times that
-# ratio (12-16 read alike). The inks then no longer outweigh a colour head that reads a die apart
-# from the photo's others: swaps 3 -> 2 on the first half of data/more/stress_warm_calib, 35 -> 28
-# on 600 more warm photos (`training.synth --split calib --light warm --count 600 --seed 8351`),
-# as before on the other calib sets' first halves.
+# Under a light beyond the training look's (a cast over UNUSUAL_CAST, pipeline.py) the same ink
+# is measured farther apart within one photo: the blue channel holds a fraction of the red's
+# light, and its noise and JPEG loss move the hue. On the first halves of the calib sets, a tenth
+# of a photo's same-ink dice lie beyond 9-10.5 degrees of their mean there (green 20), against
+# 5-6 (green 10) under the usual light: UNUSUAL_HUE_SPREAD is HUE_SPREAD times that ratio, about
+# 1.75 (12-16 read alike). With it the inks do not outweigh a colour head that reads a die apart
+# from the photo's others: 2 swaps where 8 degrees make 3 on the first half of
+# data/more/stress_warm_calib, 28 where 8 make 35 on 600 more warm photos (`training.synth --split
+# calib --light warm --count 600 --seed 8351`), the same swaps on the other calib sets' first halves.
 UNUSUAL_HUE_SPREAD = 14.0
 MIN_CHROMA = 0.15  # of the photo's median: an ink this faint is not measured at all
 MIN_PAIR_MASS = 0.5  # the reader's probability for the pair that makes a die one of its dice
