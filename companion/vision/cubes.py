@@ -74,12 +74,15 @@ TEN_COVERED = 0.3
 SAME_FACE_REACH = 0.35
 # A box read as a die only from a lowered face threshold (the pipeline's dark_face_threshold: the
 # face head doubts it) that the cube model rates at least LOWERED_SIDE a side face, closer than
-# CUBE_NEAR box sizes to a surer, less side-like box, is that cube's side face even when the two
-# readings fail the same-die test (a side face the face head doubts is often misread). On the
-# dark and tilted calib sets (data/stress_dark_calib, data/more/stress_dark_calib,
-# data/more/stress_tilt_calib) such boxes that are side faces of a read cube were 0.75 and 0.97
-# likely side faces; the real dice kept that way beside a surer, less side-like box, at most 0.44.
+# CUBE_NEAR box sizes to a surer, less side-like box, is that cube's side face when the two
+# readings can be two faces of one die at LOWERED_SAME_DIE, under SAME_DIE (a side face the face
+# head doubts is often misread). On the dark and tilted calib sets (data/stress_dark_calib,
+# data/more/stress_dark_calib, data/more/stress_tilt_calib, data/stress_tilt_calib) such boxes
+# that are side faces of a read cube were 0.75 and 0.97 likely side faces, their same-die shares
+# 0.054 and 0.042; the real dice kept that way beside a surer, less side-like box, at most 0.44
+# likely side faces, or (one, a green 4 beside a green 9 at 0.82) a same-die share of 0.0.
 LOWERED_SIDE = 0.6
+LOWERED_SAME_DIE = 0.02
 FEATURES = (
     "sure", "score", "face", "value_conf", "colour_conf", "size_vs_photo", "aspect_vs_photo", "shade_vs_photo",
     "near", "near_sure", "surer_by", "shade_vs_near", "size_vs_near", "aspect_vs_near", "overlap_near",
@@ -224,18 +227,23 @@ def _side_face_of(pairs: _Pairs, i: int, j: int, sure: list[float], model: CubeM
     """Is box j the top face of the cube box i is a side face of, by every sign? Box i is likely
     a side face (from `model.drop`), j less so, and surer or itself unflagged, and the two
     readings can be two faces of one die of the set (SAME_DIE: a side face shows another face
-    of its own die, while two dice side by side rarely can)."""
+    of its own die, while two dice side by side rarely can). A box j read as a die only from a
+    lowered face threshold (the face head holds its sureness low) counts surer where the detector
+    scores it higher: on data/stress_dark_calib photo 88 a dark top face (detector 0.80, face 0.47)
+    beside its cube's side face (0.48, 0.78) was 0.370 sure to the side face's 0.374."""
     side = pairs.side
-    return bool(side[i] >= model.drop and side[j] < side[i] and (sure[j] > sure[i] or side[j] < model.flag)
+    surer = sure[j] > sure[i] or (pairs.lowered[j] and pairs.detections[j].score > pairs.detections[i].score)
+    return bool(side[i] >= model.drop and side[j] < side[i] and (surer or side[j] < model.flag)
                 and pairs.together[i, j] >= SAME_DIE)
 
 
 def _doubted_side_face_of(pairs: _Pairs, i: int, j: int, sure: list[float]) -> bool:
     """Is box i, read as a die only from a lowered face threshold, a side face of box j's cube:
-    likely a side face (LOWERED_SIDE), within CUBE_NEAR of j, and j surer and less side-like?"""
+    likely a side face (LOWERED_SIDE), within CUBE_NEAR of j, j surer and less side-like, and the
+    two readings maybe faces of one die (LOWERED_SAME_DIE)?"""
     side = pairs.side
     return bool(pairs.lowered[i] and side[i] >= LOWERED_SIDE and side[j] < side[i] and sure[j] > sure[i]
-                and _same_cube(pairs.detections[i], pairs.detections[j]))
+                and pairs.together[i, j] >= LOWERED_SAME_DIE and _same_cube(pairs.detections[i], pairs.detections[j]))
 
 
 def _boxed_twice(pairs: _Pairs, i: int, j: int, sure: list[float]) -> bool:
