@@ -72,6 +72,17 @@ SAME_DIE = 0.1
 # box again (two dice's top faces lie at least about half a box apart).
 TEN_COVERED = 0.3
 SAME_FACE_REACH = 0.35
+# A box read as a die only from a lowered face threshold (the pipeline's dark_face_threshold: the
+# face head doubts it) that the cube model rates at least LOWERED_SIDE a side face, closer than
+# CUBE_NEAR box sizes to a surer, less side-like box, is that cube's side face when the two
+# readings can be two faces of one die at LOWERED_SAME_DIE, under SAME_DIE (a side face the face
+# head doubts is often misread). On the dark and tilted calib sets (data/stress_dark_calib,
+# data/more/stress_dark_calib, data/more/stress_tilt_calib, data/stress_tilt_calib) such boxes
+# that are side faces of a read cube were 0.75 and 0.97 likely side faces, their same-die shares
+# 0.054 and 0.042; the real dice kept that way beside a surer, less side-like box, at most 0.44
+# likely side faces, or (one, a green 4 beside a green 9 at 0.82) a same-die share of 0.0.
+LOWERED_SIDE = 0.6
+LOWERED_SAME_DIE = 0.02
 FEATURES = (
     "sure", "score", "face", "value_conf", "colour_conf", "size_vs_photo", "aspect_vs_photo", "shade_vs_photo",
     "near", "near_sure", "surer_by", "shade_vs_near", "size_vs_near", "aspect_vs_near", "overlap_near",
@@ -151,11 +162,12 @@ class CubeDecision:
 def decide(
     rgb: np.ndarray | None, detections: Sequence[Detection], faces: Sequence[float] | np.ndarray,
     model: CubeModel | None, value_probs: np.ndarray | None = None, colour_probs: np.ndarray | None = None,
-    dice_set: DiceSet | None = None,
+    dice_set: DiceSet | None = None, lowered: np.ndarray | None = None,
 ) -> CubeDecision:
     """Which boxes are side faces: dropped when their cube's top face is read, else flagged.
-    `value_probs` and `colour_probs` (n, classes): what the reader read on each box. Without a
-    model (or the photo, `rgb`, or the readings) the distance rule alone flags."""
+    `value_probs` and `colour_probs` (n, classes): what the reader read on each box; `lowered`
+    (n,): the boxes read as dice only from a lowered face threshold (LOWERED_SIDE; None: none).
+    Without a model (or the photo, `rgb`, or the readings) the distance rule alone flags."""
     n = len(detections)
     near = np.zeros(n, dtype=bool)  # by distance alone: maybe a second box on a cube
     near[second_boxes(detections, faces)] = True
@@ -164,7 +176,8 @@ def decide(
     side = model.side_probability(box_features(rgb, detections, faces, value_probs.max(axis=1),
                                                colour_probs.max(axis=1)))
     together = same_die(value_probs, colour_probs, dice_set or standard_set())
-    pairs = _Pairs(detections, faces, side, together, value_probs.argmax(axis=1), colour_probs.argmax(axis=1))
+    pairs = _Pairs(detections, faces, side, together, value_probs.argmax(axis=1), colour_probs.argmax(axis=1),
+                   np.zeros(n, dtype=bool) if lowered is None else np.asarray(lowered, dtype=bool))
     drop, kept_for = _second_on_cube(pairs, model)
     near |= tied_boxes(detections, faces, together)
     # which of the two is the top face is not certain either: the one kept is flagged
@@ -181,6 +194,7 @@ class _Pairs:
     together: np.ndarray  # (n, n): same_die
     value: np.ndarray  # the reader's value class, per box
     colour: np.ndarray  # the reader's colour class, per box
+    lowered: np.ndarray  # read as a die only from a lowered face threshold, per box
 
     @property
     def sure(self) -> list[float]:
@@ -201,7 +215,8 @@ def _second_on_cube(pairs: _Pairs, model: CubeModel) -> tuple[np.ndarray, np.nda
             continue
         partners = [j for j in range(n) if j != i and not drop[j]
                     and _near(pairs.detections[i], pairs.detections[j]) < SAME_CUBE_REACH
-                    and (_side_face_of(pairs, i, j, sure, model) or _boxed_twice(pairs, i, j, sure))]
+                    and (_side_face_of(pairs, i, j, sure, model) or _boxed_twice(pairs, i, j, sure)
+                         or _doubted_side_face_of(pairs, i, j, sure))]
         if partners:
             drop[i] = True
             kept_for[min(partners, key=lambda j: _near(pairs.detections[i], pairs.detections[j]))] = True
@@ -212,10 +227,23 @@ def _side_face_of(pairs: _Pairs, i: int, j: int, sure: list[float], model: CubeM
     """Is box j the top face of the cube box i is a side face of, by every sign? Box i is likely
     a side face (from `model.drop`), j less so, and surer or itself unflagged, and the two
     readings can be two faces of one die of the set (SAME_DIE: a side face shows another face
-    of its own die, while two dice side by side rarely can)."""
+    of its own die, while two dice side by side rarely can). A box j read as a die only from a
+    lowered face threshold (the face head holds its sureness low) counts surer where the detector
+    scores it higher: on data/stress_dark_calib photo 88 a dark top face (detector 0.80, face 0.47)
+    beside its cube's side face (0.48, 0.78) was 0.370 sure to the side face's 0.374."""
     side = pairs.side
-    return bool(side[i] >= model.drop and side[j] < side[i] and (sure[j] > sure[i] or side[j] < model.flag)
+    surer = sure[j] > sure[i] or (pairs.lowered[j] and pairs.detections[j].score > pairs.detections[i].score)
+    return bool(side[i] >= model.drop and side[j] < side[i] and (surer or side[j] < model.flag)
                 and pairs.together[i, j] >= SAME_DIE)
+
+
+def _doubted_side_face_of(pairs: _Pairs, i: int, j: int, sure: list[float]) -> bool:
+    """Is box i, read as a die only from a lowered face threshold, a side face of box j's cube:
+    likely a side face (LOWERED_SIDE), within CUBE_NEAR of j, j surer and less side-like, and the
+    two readings maybe faces of one die (LOWERED_SAME_DIE)?"""
+    side = pairs.side
+    return bool(pairs.lowered[i] and side[i] >= LOWERED_SIDE and side[j] < side[i] and sure[j] > sure[i]
+                and pairs.together[i, j] >= LOWERED_SAME_DIE and _same_cube(pairs.detections[i], pairs.detections[j]))
 
 
 def _boxed_twice(pairs: _Pairs, i: int, j: int, sure: list[float]) -> bool:

@@ -345,7 +345,8 @@ def kept_boxes(
     dice_set = dice_set or standard_set()
     face_threshold = _face_threshold(work, detections, faces, models.calibration.face_threshold, settings)
     keep, second = _kept_boxes(detections, faces, face_threshold, settings, allowed,
-                               lambda kept: _cubes(work, detections, faces, read, models, kept, dice_set))
+                               lambda kept: _cubes(work, detections, faces, read, models, kept, dice_set,
+                                                   faces < models.calibration.face_threshold))
     if not keep:
         return None
     # the light was told by every box read, the photo's cast (analyse) by the dice kept: where
@@ -446,12 +447,14 @@ def _kept_boxes(
 
 
 def _cubes(work: WorkImage, detections: list[Detection], faces: np.ndarray, read: ReaderLogits, models: Models,
-           kept: list[int], dice_set: DiceSet) -> CubeDecision:
-    """The cube model's decision on the kept boxes (cubes.py)."""
+           kept: list[int], dice_set: DiceSet, lowered: np.ndarray) -> CubeDecision:
+    """The cube model's decision on the kept boxes (cubes.py); `lowered`, per box: under the
+    calibration's face threshold (a kept one passed only a lowered one, _face_threshold)."""
     cal = models.calibration
     value = softmax(read.value[kept], cal.value_temperature)
     colour = softmax(read.color[kept], cal.color_temperature)
-    return decide(work.rgb, [detections[i] for i in kept], faces[kept], models.cubes, value, colour, dice_set)
+    return decide(work.rgb, [detections[i] for i in kept], faces[kept], models.cubes, value, colour, dice_set,
+                  lowered[kept])
 
 
 def _scene_flags(
