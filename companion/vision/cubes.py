@@ -287,6 +287,7 @@ def box_features(
     size_l, aspect_l, shade_l = size.tolist(), aspect.tolist(), shade.tolist()  # a handful each: lists are quicker
     centres = np.array([d.centre for d in detections])
     nearer = _nearer(centres, size)
+    strength = min(_strength(centres, nearer), 3.0)  # the photo's, the same for every box
     for i, d in enumerate(detections):
         others = [j for j in range(n) if j != i]
         near, j = min(((_near(d, detections[k]), k) for k in others), default=(3.0, -1))
@@ -301,8 +302,7 @@ def box_features(
         if j >= 0 and nearer is not None:
             offset = centres[i] - centres[j]
             toward = float(offset @ nearer / (np.linalg.norm(offset) * np.linalg.norm(nearer) + 1e-9))
-        strength = 0.0 if nearer is None else float(np.linalg.norm(nearer) * np.ptp(centres, axis=0).max())
-        out[i] = row + [n / 10, toward, min(strength, 3.0)]
+        out[i] = row + [n / 10, toward, strength]
     return out
 
 
@@ -325,8 +325,11 @@ def nearer_direction(detections: Sequence[Detection]) -> np.ndarray | None:
 def perspective(detections: Sequence[Detection]) -> float:
     """How strongly the photo's faces grow toward the camera: the change of their log size across
     the photo's extent (box_features' `perspective`, uncapped; 0 under 3 boxes)."""
-    centres = np.array([d.centre for d in detections]).reshape(-1, 2)
-    nearer = _nearer(centres, np.log([max(d.side, 1.0) for d in detections]))
+    return _strength(np.array([d.centre for d in detections]).reshape(-1, 2), nearer_direction(detections))
+
+
+def _strength(centres: np.ndarray, nearer: np.ndarray | None) -> float:
+    """The change of the faces' log size across the photo's extent (0 without a perspective)."""
     return 0.0 if nearer is None else float(np.linalg.norm(nearer) * np.ptp(centres, axis=0).max())
 
 
