@@ -30,3 +30,20 @@ def on_no_die(reading, photo: Path) -> list:
     """The readings whose box matches none of the photo's labelled dice."""
     truth = [d["box"] for d in labelled_dice(photo)]
     return [d for d in reading.dice if all(box_iou(d.box, box) < IOU_MIN for box in truth)]
+
+
+def read_as(reading, dice: list[dict]) -> dict[str, object | None]:
+    """Each labelled top face the frame does not cut ("die:face", e.g. "H6:10o") -> the reading on its
+    box (IoU >= IOU_MIN), or None: `dice` as the label rows or a rendered photo's `dice` give them."""
+    out: dict[str, object | None] = {}
+    for die in dice:
+        if die.get("truncated"):
+            continue
+        hits = [r for r in reading.dice if box_iou(r.box, die["box"]) >= IOU_MIN]
+        out[f"{die['die']}:{die['value']}{die['color'][0]}"] = hits[0] if hits else None
+    return out
+
+
+def tokens_read(reading, dice: list[dict]) -> dict[str, str]:
+    """read_as with each reading's face token ("-" for a die with no reading on its box)."""
+    return {label: r.face.token if r is not None else "-" for label, r in read_as(reading, dice).items()}

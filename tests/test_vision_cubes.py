@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from companion.vision import ReadSettings, cubes, read_image
+from companion.vision.image_io import load_work_image
 from companion.vision.doubts import FACE_SHARE_BELOW, TILTED_VIEW, face_margin_doubts
 from companion.vision.models import load_models, models_present
 from training.evaluate import IOU_MIN, box_iou, count_read_twice
@@ -95,6 +96,11 @@ def test_a_side_face_whose_top_face_was_missed_is_flagged():
     assert not any(r.uncertain for r in _lone_readings(unchecked, photo))  # by this check alone
 
 
+def _centre_in(box, outer) -> bool:
+    x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return outer[0] <= x <= outer[2] and outer[1] <= y <= outer[3]
+
+
 @needs_models
 def test_a_side_face_is_flagged_where_the_missed_top_face_is_strong_in_one_view_alone():
     # photo 379 of the 27-40 degree choosing set (seed 8401): the detector boxes the red 2 on a
@@ -104,6 +110,13 @@ def test_a_side_face_is_flagged_where_the_missed_top_face_is_strong_in_one_view_
     # a box there
     photo = render_indexed(8401, "calib", 379, SceneOptions(tilt_range=(27.0, 40.0)))
     jpeg = encode_jpeg(photo.image, photo.conditions["jpeg_quality"])
+    detector = load_models().detector
+    work = load_work_image(jpeg)
+    upright = detector.heatmap(work.rgb)
+    k = work.rgb.shape[1] / work.full_width
+    top = [v * k for v in next(d["box"] for d in photo.dice if d["die"] == "L3")]
+    assert any(_centre_in(d.box, top) for d in detector.detections(upright))  # over the threshold upright
+    assert not any(_centre_in(d.box, top) for d in detector.detections(detector.all_views(upright)))  # not in all views
     lone = _lone_readings(read_image(jpeg, load_models()), photo)
     assert [(r.value, r.color.value, r.confidence >= 0.99) for r in lone] == [(2, "red", True)]  # the side face is read
     assert all(r.uncertain for r in lone)  # and flagged

@@ -6,15 +6,20 @@ import json
 
 import numpy as np
 import pytest
+from photo_helpers import tokens_read
 
 from companion.vision import ReadSettings, read_image
 from companion.vision.light_colour import (
-    INK_FEATURES, LIGHTS, LightColourHead, LightColourHeads, head_inputs, possible_kinds,
+    INK_FEATURES,
+    LIGHTS,
+    LightColourHead,
+    LightColourHeads,
+    head_inputs,
+    possible_kinds,
 )
 from companion.vision.models import LIGHT_COLOUR_FILE, ModelsMissing, default_models_dir, load_models, models_present
 from companion.vision.reader import file_fingerprint
 from companion.vision.white_balance import LightCorrection
-from training.evaluate import IOU_MIN, box_iou
 from training.light_colour import EMBEDDING, fit
 from training.synth.dataset import encode_jpeg, render_indexed
 from training.synth.scene import SceneOptions
@@ -87,17 +92,6 @@ def test_relative_inputs_are_each_die_against_its_photos_others():
     assert not np.allclose(head_inputs(embedding[:3], logits[:3], relative=True)[:, width:], relative[:3, width:])
 
 
-def _read_as(reading, photo) -> dict[str, str]:
-    """Each labelled top face's token -> what the reading made of it (box IoU >= 0.5), or '-'."""
-    out = {}
-    for die in photo.dice:
-        if die["truncated"]:
-            continue
-        hits = [r.face.token for r in reading.dice if box_iou(r.box, die["box"]) >= IOU_MIN]
-        out[f"{die['die']}:{die['value']}{die['color'][0]}"] = hits[0] if hits else "-"
-    return out
-
-
 @needs_models
 def test_under_a_warm_lamp_the_head_reads_a_red_the_readers_colour_head_calls_orange():
     # WARM_PHOTO of the warm calibration set (calib split, seed 2301, --light warm, cast 1.79): the
@@ -107,8 +101,8 @@ def test_under_a_warm_lamp_the_head_reads_a_red_the_readers_colour_head_calls_or
     data = encode_jpeg(photo.image, photo.conditions["jpeg_quality"])
     models = load_models()
     assert models.light_colour is not None
-    before = _read_as(read_image(data, models, ReadSettings(light_colour_head=False)), photo)
-    after = _read_as(read_image(data, models), photo)
+    before = tokens_read(read_image(data, models, ReadSettings(light_colour_head=False)), photo.dice)
+    after = tokens_read(read_image(data, models), photo.dice)
     swapped = [t for t, read in before.items() if read != "-" and read[-1] != t[-1]]
     assert swapped == [WARM_SWAPPED]
     assert after[WARM_SWAPPED] == WARM_SWAPPED.split(":")[1]

@@ -8,31 +8,21 @@ measures 26 degrees from the photo's three reds."""
 
 
 import numpy as np
+from photo_helpers import PHOTOS, labelled_dice, needs_models, read_as
 
 from companion.vision import ReadSettings, read_image
 from companion.vision.inks import Ink
 from companion.vision.joint_colour import USUAL_MIN_CHROMA, joint_colours, usual_light_colours
 from companion.vision.models import load_models
-from photo_helpers import PHOTOS, labelled_dice, needs_models
-from training.evaluate import IOU_MIN, box_iou
 
 PHOTO = PHOTOS / "blender_calib_000023.jpg"
-
-
-def _read_as(reading) -> dict[str, str]:
-    """Each labelled top face (die:face) -> what the reading made of it (box IoU >= 0.5), or '-'."""
-    out = {}
-    for die in labelled_dice(PHOTO):
-        hits = [r for r in reading.dice if box_iou(r.box, die["box"]) >= IOU_MIN]
-        out[f"{die['die']}:{die['value']}{die['color'][0]}"] = hits[0] if hits else None
-    return out
 
 
 @needs_models
 def test_the_photos_inks_read_the_orange_ten_the_reader_calls_red():
     models = load_models()
-    alone = _read_as(read_image(PHOTO, models, ReadSettings(usual_light_joint=False)))
-    together = _read_as(read_image(PHOTO, models))
+    alone = read_as(read_image(PHOTO, models, ReadSettings(usual_light_joint=False)), labelled_dice(PHOTO))
+    together = read_as(read_image(PHOTO, models), labelled_dice(PHOTO))
     assert alone["H6:10o"].face.token == "10r"  # the reader's colour alone
     assert together["H6:10o"].face.token == "10o" and together["H6:10o"].uncertain  # a moved colour is flagged
     # the other dice read as with usual_light_joint=False, all right
