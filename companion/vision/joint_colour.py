@@ -58,6 +58,24 @@ DISPUTE_SURE = 0.9  # chosen on the calibration sets
 USUAL_UNSURE = 0.9
 USUAL_MIN_CHROMA = 0.04
 USUAL_GAPS = (15, 20)
+# On dark bodies (no white reference) an ink is measured raw, its light's colour kept: under a
+# warm lamp a photo's reds measure 30-36 degrees and its oranges 40-53 (a median gap of 11,
+# a tenth under 5.4), far closer than PAIRS' gap, but colourful against the black and so
+# measured alike within the photo (a half of a red or orange die within 0.3-0.7 degrees of its
+# ink's mean, a tenth beyond 1.3-4.8, at a median chroma of 0.45-0.5). There a red or orange
+# die's hue lies from its photo's ink by a hue noise of DARK_HUE_FLOOR degrees and
+# DARK_HUE_NOISE over its own chroma (the opponent-plane noise across the hue, in degrees per
+# unit of chroma), on a grid of DARK_GRID_STEP degrees, the two inks at least DARK_GAP apart.
+# Chosen on the first halves of the calibration sets (swaps there 21 -> 20, the first half of
+# data/stress_warm_calib's dark photos 2 -> 1) and checked on the whole sets: 47 -> 42 swaps in
+# all, data/stress_warm_calib 8 -> 7, data/more/stress_warm_calib 10 -> 7,
+# data/more/stress_dark_calib 3 -> 2, the others' unchanged. Green and blue keep the light
+# bodies' model: a blue ink on black under a warm lamp is too faint to be measured alike.
+DARK_PAIRS = (Color.RED,)
+DARK_HUE_FLOOR = 1.0
+DARK_HUE_NOISE = 0.2
+DARK_GRID_STEP = 0.25
+DARK_GAP = 3.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,11 +107,12 @@ def usual_light_colours(color_probs: np.ndarray, inks: list[Ink]) -> JointColour
 
 
 def joint_colours(color_probs: np.ndarray, inks: list[Ink], gaps: tuple[int, int] | None = None,
-                  spread: float = HUE_SPREAD) -> JointColours:
+                  spread: float = HUE_SPREAD, dark: bool = False) -> JointColours:
     """The photo's colour probabilities (n, 4), each pair's split decided for all its dice at
     once (`gaps`: per pair, the least gap between its two inks; None: PAIRS'; `spread`: how far
     one ink's dice are measured apart in the photo, HUE_SPREAD or, under a light beyond the
-    training look's, UNUSUAL_HUE_SPREAD)."""
+    training look's, UNUSUAL_HUE_SPREAD; `dark`: the inks were measured on dark bodies, no
+    white reference, and the pairs of DARK_PAIRS are told by their hue noise, see DARK_HUE_NOISE)."""
     probs = np.array(color_probs, dtype=np.float64, copy=True)
     moved = np.zeros(len(probs), dtype=bool)
     disputed = np.zeros(len(probs), dtype=bool)
@@ -103,14 +122,19 @@ def joint_colours(color_probs: np.ndarray, inks: list[Ink], gaps: tuple[int, int
         return JointColours(probs, moved, disputed)
     faint = chroma / scale
     for pair, (first, second, hues, gap) in enumerate(PAIRS):
-        gap = gap if gaps is None else gaps[pair]
+        raw = dark and first in DARK_PAIRS
+        step = DARK_GRID_STEP if raw else 1.0
+        gap = round((DARK_GAP if raw else gap if gaps is None else gaps[pair]) / step)  # in grid steps
         a, b = color_index(first), color_index(second)
-        grid = np.arange(hues[0], hues[1], 1.0)  # the photo's ink hue, one degree apart
+        grid = np.arange(hues[0], hues[1], step)  # the photo's ink hue
         mass = probs[:, a] + probs[:, b]
         members = np.flatnonzero((mass >= MIN_PAIR_MASS) & (faint >= MIN_CHROMA))
         if len(members) < 2:
             continue
-        fit = np.array([_hue_fit(inks[i].hue, faint[i], grid, spread) for i in members])  # (m, grid)
+        if raw:  # a likelihood per degree, as on the one-degree grid
+            fit = np.array([_raw_hue_fit(inks[i].hue, chroma[i], grid) + np.log(step) for i in members])
+        else:
+            fit = np.array([_hue_fit(inks[i].hue, faint[i], grid, spread) for i in members])  # (m, grid)
         first_prob = probs[members, a] / mass[members]
         share, ink_share = _second_shares(fit, first_prob, grid, (first, second, gap))
         says_second = probs[members, b] > probs[members, a]
@@ -177,6 +201,14 @@ def _hue_fit(hue: float, faint: float, grid: np.ndarray, spread: float = HUE_SPR
     outlier = OUTLIER if faint >= FAINT else min(0.5, 3.0 * OUTLIER * FAINT / max(faint, 1e-3))
     near = np.exp(-0.5 * (_wrap(hue - grid) / spread) ** 2) / (np.sqrt(2.0 * np.pi) * spread)
     return np.log((1.0 - outlier) * near + outlier / 360.0)
+
+
+def _raw_hue_fit(hue: float, chroma: float, grid: np.ndarray) -> np.ndarray:
+    """As _hue_fit for an ink measured on a dark body: its hue noise set by its own chroma
+    (DARK_HUE_FLOOR, DARK_HUE_NOISE)."""
+    spread = float(np.hypot(DARK_HUE_FLOOR, DARK_HUE_NOISE / max(chroma, 1e-3)))
+    near = np.exp(-0.5 * (_wrap(hue - grid) / spread) ** 2) / (np.sqrt(2.0 * np.pi) * spread)
+    return np.log((1.0 - OUTLIER) * near + OUTLIER / 360.0)
 
 
 def _wrap(degrees: np.ndarray | float) -> np.ndarray:

@@ -286,7 +286,8 @@ def _joint_decode(
     # move only the dice it is unsure of (joint_colour.usual_light_colours)
     # under a light beyond the training look's one ink's dice are measured farther apart (UNUSUAL_HUE_SPREAD)
     spread = UNUSUAL_HUE_SPREAD if cast is not None and cast > UNUSUAL_CAST else HUE_SPREAD
-    joint = usual_light_colours(color_probs, inks()) if usual else joint_colours(color_probs, inks(), spread=spread)
+    joint = (usual_light_colours(color_probs, inks()) if usual
+             else joint_colours(color_probs, inks(), spread=spread, dark=cast is None))
     if usual and not joint.moved.any() and np.array_equal(joint.probs, color_probs):
         return alone, alone_unsure
     decoded = decode(value_probs, joint.probs, dice_set, settings.decoding)
