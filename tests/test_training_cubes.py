@@ -33,3 +33,25 @@ def test_boxes_can_be_collected_below_the_calibrated_detector_threshold():
     shipped = load_models(None).detector.threshold
     assert _boxes_models(default_models_dir()).detector.threshold == shipped
     assert _boxes_models(default_models_dir(), 0.2).detector.threshold == 0.2 < shipped
+
+
+def test_the_pair_model_learns_from_the_labelled_pairs_only(tmp_path):
+    import json
+
+    from companion.vision.cubes import PAIR_FEATURES, PairModel
+    from training.cube_pair_model import load_pairs, main
+
+    row = [0.5] * len(PAIR_FEATURES)
+    photos = tmp_path / "pairs.jsonl"
+    # a side face beside its top face, a top face, and a box on no die (left out)
+    photos.write_text(json.dumps({"pairs": [[0, 1, 1], [1, 0, 0], [2, 0, -1]],
+                                  "pair_rows": [row, [0.9] * len(PAIR_FEATURES), row]}) + "\n")
+    x, y = load_pairs([photos])
+    assert x.shape == (2, len(PAIR_FEATURES)) and y.tolist() == [1.0, 0.0]
+    cube_file = tmp_path / "cubes.json"
+    cube_file.write_text(json.dumps({"features": ["kept"]}))
+    assert main(["--photos", str(photos), "--steps", "50", "--drop", "0.6", "--models", str(cube_file)]) == 0
+    data = json.loads(cube_file.read_text())
+    assert data["features"] == ["kept"]  # the cube model itself is left as it was
+    model = PairModel.from_json(data["pairs"])
+    assert model.drop == 0.6 and model.probability(x)[0] > model.probability(x)[1]

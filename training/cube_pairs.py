@@ -29,7 +29,7 @@ from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES
 from companion.vision.models import load_models
 from training.common import read_dataset
 import training.evaluate as evaluate
-from training.evaluate import _cube_outline, _inside, box_iou, evaluate_image, match_boxes
+from training.evaluate import IOU_MIN, _cube_outline, _inside, box_iou, evaluate_image, match_boxes
 
 _calls: list[dict] = []
 _results: list = []
@@ -42,15 +42,21 @@ def _recording_analyse(*args, **kwargs):
     return out
 
 
-def _recording_decide(rgb, detections, faces, model, value_probs=None, colour_probs=None, dice_set=None):
+def _recording_decide(rgb, detections, faces, model, value_probs=None, colour_probs=None, dice_set=None,
+                      lowered=None):
     """cubes.decide, keeping what it weighed."""
-    out = cubes.decide(rgb, detections, faces, model, value_probs, colour_probs, dice_set)
+    out = cubes.decide(rgb, detections, faces, model, value_probs, colour_probs, dice_set, lowered)
     if model is not None and rgb is not None and detections and value_probs is not None and colour_probs is not None:
         feats = cubes.box_features(rgb, detections, faces, value_probs.max(axis=1), colour_probs.max(axis=1))
+        side = model.side_probability(feats)
+        together = cubes.same_die(value_probs, colour_probs, dice_set or standard_set())
+        pairs, pair_rows = cubes.pair_features(rgb, detections, feats, side, together, value_probs.argmax(axis=1),
+                                               colour_probs.argmax(axis=1))
         _calls.append({"rgb_shape": rgb.shape, "detections": list(detections), "faces": np.asarray(faces),
-                       "features": feats, "side": model.side_probability(feats),
-                       "together": cubes.same_die(value_probs, colour_probs, dice_set or standard_set()),
+                       "features": feats, "side": side, "together": together, "pairs": pairs, "pair_rows": pair_rows,
                        "value": value_probs.argmax(axis=1), "colour": colour_probs.argmax(axis=1),
+                       "value_probs": value_probs, "colour_probs": colour_probs,
+                       "lowered": np.zeros(len(detections), dtype=bool) if lowered is None else np.asarray(lowered),
                        "drop": out.drop, "check": out.check})
     return out
 
@@ -116,11 +122,31 @@ def _photo(image, call: dict, result) -> dict:
     sx = image.width / call["rgb_shape"][1]
     sy = image.height / call["rgb_shape"][0]
     boxes = [(d.box[0] * sx, d.box[1] * sy, d.box[2] * sx, d.box[3] * sy) for d in call["detections"]]
+    truth = _truths(image, boxes, result)
     return {"photo": image.path.name, "boxes": [[round(v, 1) for v in b] for b in boxes],
             "scores": [d.score for d in call["detections"]], "faces": call["faces"].tolist(),
             "side": call["side"].tolist(), "together": call["together"].round(4).tolist(),
             "value": call["value"].tolist(), "colour": call["colour"].tolist(),
-            "drop": call["drop"].tolist(), "check": call["check"].tolist(), "truth": _truths(image, boxes, result)}
+            "lowered": call["lowered"].tolist(), "features": call["features"].round(5).tolist(),
+            "value_probs": call["value_probs"].round(4).tolist(), "colour_probs": call["colour_probs"].round(4).tolist(),
+            "drop": call["drop"].tolist(), "check": call["check"].tolist(), "truth": truth,
+            "pairs": [[i, j, _pair_label(image, boxes, truth, i, j)] for i, j in call["pairs"]],
+            "pair_rows": call["pair_rows"].round(5).tolist()}
+
+
+def _pair_label(image, boxes: list, truth: list[str], i: int, j: int) -> int:
+    """1: box i is a second box on the cube whose top face box j reads; 0: box i reads a
+    labelled top face (read or dropped); -1: neither (a box on no die, a cut face, box i on another cube)."""
+    if truth[i] in ("top", "lost"):
+        return 0
+    if truth[i] != "twice":
+        return -1
+    centre = ((boxes[i][0] + boxes[i][2]) / 2, (boxes[i][1] + boxes[i][3]) / 2)
+    for t in image.dice:
+        poly = _cube_outline(t)
+        if box_iou(boxes[j], t.box) >= IOU_MIN and poly is not None and _inside(centre, poly):
+            return 1
+    return -1
 
 
 def _reading(call: dict, i: int) -> str:

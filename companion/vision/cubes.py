@@ -31,6 +31,14 @@ colour, or reading a surer box's face a fraction of a box from it. It also flags
 is at least `flag`: a side face alone, whose top face was missed, reads a wrong die. Both
 thresholds were chosen on the calibration sets (data/calib and its stress sets). Without the
 model file, the distance rule alone (`second_boxes`) flags a possible second box.
+
+A side face the cube model rates as a top face by its box alone, or whose reading no face of its
+top face's die explains (the top face misread), is told by the two boxes together: the pair model
+(`PairModel`, the file's "pairs", trained by `python -m training.cube_pair_model`) weighs
+`pair_features` (how close the two are, how far toward the camera, how they overlap, their
+shapes, shades and readings, what the cube model says of each) and gives P(box i is a side face
+of the cube whose top face box j is); box i is dropped from its `drop` (0.9), when that is more
+than j's of i.
 """
 
 from __future__ import annotations
@@ -91,6 +99,16 @@ FEATURES = (
 # what the model weighs besides: a neighbour's evidence counts only when it is close
 DERIVED = ("close", "close_surer_by", "close_shade", "close_unsure", "log_sure", "close_toward")
 INPUTS = FEATURES + DERIVED
+# What the pair model (`PairModel`) weighs of two boxes within SAME_CUBE_REACH, box i against box j:
+# is i a side face of the cube whose top face j is? A side face lies toward the camera from its top
+# face, closer than two top faces can (their faces cannot overlap), overlapping its box, foreshortened
+# across that offset, lit otherwise and read as another face of j's die; what the cube model says of
+# each box alone counts too.
+PAIR_FEATURES = (
+    "near", "overlap", "overlap_back", "size_ratio", "aspect_diff", "toward", "toward_persp", "along", "across",
+    "gap_dark", "shade_diff", "together", "log_together", "side", "side_other", "log_side_ratio", "sure", "sure_other",
+    "score", "face", "value_conf", "colour_conf", "same_value", "same_colour", "boxes", "perspective",
+)
 _INNER = 0.2  # the margin of a box left out when measuring its body's shade (edges, bevels, shadow)
 
 
@@ -124,6 +142,29 @@ def tied_boxes(detections: Sequence[Detection], face_probs: Sequence[float] | np
 
 
 @dataclass(frozen=True)
+class PairModel:
+    """A logistic regression over `pair_features` (standardised): P(box i is a side face of the
+    cube whose top face box j is), trained by `python -m training.cube_pair_model`."""
+
+    mean: np.ndarray
+    scale: np.ndarray
+    weights: np.ndarray
+    bias: float
+    drop: float  # drop box i from this probability, when j stays
+
+    @classmethod
+    def from_json(cls, data: dict) -> PairModel:
+        if tuple(data["features"]) != PAIR_FEATURES:
+            raise ValueError("the cube model's pair model was trained on other pair features than this code measures.")
+        a = lambda k: np.asarray(data[k], dtype=np.float64)  # noqa: E731
+        return cls(a("mean"), a("scale"), a("weights"), float(data["bias"]), float(data["drop"]))
+
+    def probability(self, features: np.ndarray) -> np.ndarray:
+        x = (features - self.mean) / self.scale
+        return 1.0 / (1.0 + np.exp(-(x @ self.weights + self.bias)))
+
+
+@dataclass(frozen=True)
 class CubeModel:
     """A logistic regression over `box_features` (standardised): P(the box is a side face)."""
 
@@ -133,6 +174,7 @@ class CubeModel:
     bias: float
     drop: float  # drop a box this likely a side face when its cube's other box is read
     flag: float  # flag a box this likely a side face
+    pairs: PairModel | None = None  # the pair model (None: the file has none)
 
     @classmethod
     def load(cls, path: Path) -> CubeModel | None:
@@ -144,7 +186,9 @@ class CubeModel:
         if tuple(data["features"]) != INPUTS:
             raise ValueError(f"{path} was trained on other box features than this code measures.")
         a = lambda k: np.asarray(data[k], dtype=np.float64)  # noqa: E731
-        return cls(a("mean"), a("scale"), a("weights"), float(data["bias"]), float(data["drop"]), float(data["flag"]))
+        pairs = PairModel.from_json(data["pairs"]) if "pairs" in data else None
+        return cls(a("mean"), a("scale"), a("weights"), float(data["bias"]), float(data["drop"]), float(data["flag"]),
+                   pairs)
 
     def side_probability(self, features: np.ndarray) -> np.ndarray:
         x = (model_inputs(features) - self.mean) / self.scale
@@ -173,11 +217,13 @@ def decide(
     near[second_boxes(detections, faces)] = True
     if model is None or rgb is None or n == 0 or value_probs is None or colour_probs is None:
         return CubeDecision(np.zeros(n, dtype=bool), near)
-    side = model.side_probability(box_features(rgb, detections, faces, value_probs.max(axis=1),
-                                               colour_probs.max(axis=1)))
+    features = box_features(rgb, detections, faces, value_probs.max(axis=1), colour_probs.max(axis=1))
+    side = model.side_probability(features)
     together = same_die(value_probs, colour_probs, dice_set or standard_set())
-    pairs = _Pairs(detections, faces, side, together, value_probs.argmax(axis=1), colour_probs.argmax(axis=1),
-                   np.zeros(n, dtype=bool) if lowered is None else np.asarray(lowered, dtype=bool))
+    value, colour = value_probs.argmax(axis=1), colour_probs.argmax(axis=1)
+    pairs = _Pairs(detections, faces, side, together, value, colour,
+                   np.zeros(n, dtype=bool) if lowered is None else np.asarray(lowered, dtype=bool),
+                   pair_probabilities(rgb, detections, features, side, together, value, colour, model.pairs))
     drop, kept_for = _second_on_cube(pairs, model)
     near |= tied_boxes(detections, faces, together)
     # which of the two is the top face is not certain either: the one kept is flagged
@@ -195,6 +241,7 @@ class _Pairs:
     value: np.ndarray  # the reader's value class, per box
     colour: np.ndarray  # the reader's colour class, per box
     lowered: np.ndarray  # read as a die only from a lowered face threshold, per box
+    pair: np.ndarray  # (n, n): the pair model's P(box i is a side face of box j's cube)
 
     @property
     def sure(self) -> list[float]:
@@ -216,7 +263,7 @@ def _second_on_cube(pairs: _Pairs, model: CubeModel) -> tuple[np.ndarray, np.nda
         partners = [j for j in range(n) if j != i and not drop[j]
                     and _near(pairs.detections[i], pairs.detections[j]) < SAME_CUBE_REACH
                     and (_side_face_of(pairs, i, j, sure, model) or _boxed_twice(pairs, i, j, sure)
-                         or _doubted_side_face_of(pairs, i, j, sure))]
+                         or _doubted_side_face_of(pairs, i, j, sure) or _paired_side_face_of(pairs, i, j, model))]
         if partners:
             drop[i] = True
             kept_for[min(partners, key=lambda j: _near(pairs.detections[i], pairs.detections[j]))] = True
@@ -235,6 +282,12 @@ def _side_face_of(pairs: _Pairs, i: int, j: int, sure: list[float], model: CubeM
     surer = sure[j] > sure[i] or (pairs.lowered[j] and pairs.detections[j].score > pairs.detections[i].score)
     return bool(side[i] >= model.drop and side[j] < side[i] and (surer or side[j] < model.flag)
                 and pairs.together[i, j] >= SAME_DIE)
+
+
+def _paired_side_face_of(pairs: _Pairs, i: int, j: int, model: CubeModel) -> bool:
+    """Is box i a side face of box j's cube by the pair model (from its `drop`), and more likely
+    so than j is of i's?"""
+    return bool(model.pairs is not None and pairs.pair[i, j] >= model.pairs.drop and pairs.pair[i, j] > pairs.pair[j, i])
 
 
 def _doubted_side_face_of(pairs: _Pairs, i: int, j: int, sure: list[float]) -> bool:
@@ -303,6 +356,60 @@ def box_features(
             offset = centres[i] - centres[j]
             toward = float(offset @ nearer / (np.linalg.norm(offset) * np.linalg.norm(nearer) + 1e-9))
         out[i] = row + [n / 10, toward, strength]
+    return out
+
+
+def pair_features(
+    rgb: np.ndarray, detections: Sequence[Detection], features: np.ndarray, side: np.ndarray, together: np.ndarray,
+    value: np.ndarray, colour: np.ndarray,
+) -> tuple[list[tuple[int, int]], np.ndarray]:
+    """The ordered pairs (i, j) of boxes within SAME_CUBE_REACH of each other and, per pair,
+    (len(PAIR_FEATURES),): box i against box j. `features`: box_features; `side`: the cube model's
+    P(side face) per box; `together`: same_die; `value`, `colour`: the reader's classes per box."""
+    n = len(detections)
+    pairs = [(i, j) for i in range(n) for j in range(n)
+             if i != j and _near(detections[i], detections[j]) < SAME_CUBE_REACH]
+    if not pairs:
+        return pairs, np.zeros((0, len(PAIR_FEATURES)))
+    col = {name: features[:, k] for k, name in enumerate(FEATURES)}
+    centres = np.array([d.centre for d in detections])
+    nearer = nearer_direction(detections)
+    unit = None if nearer is None or not np.linalg.norm(nearer) else nearer / np.linalg.norm(nearer)
+    shade = {k: _shade(rgb, detections[k].box) for k in {k for p in pairs for k in p}}
+    rows = []
+    for i, j in pairs:
+        a, b = detections[i], detections[j]
+        near = _near(a, b)
+        offset = (centres[i] - centres[j]) / max(a.side, b.side, 1.0)
+        along = 0.0 if unit is None else float(offset @ unit)
+        across = float(np.linalg.norm(offset - along * (unit if unit is not None else 0.0)))
+        toward = along / near if near > 0 else 0.0
+        rows.append([
+            near, _overlap(a, b), _overlap(b, a), math.log(max(a.side, 1.0) / max(b.side, 1.0)), _aspect(a) - _aspect(b),
+            toward, toward * col["perspective"][i], along, across, _gap_dark(rgb, a, b, shade[i], shade[j]),
+            shade[i] - shade[j], together[i, j], math.log(together[i, j] + 0.01), side[i], side[j],
+            math.log((side[i] + 1e-3) / (side[j] + 1e-3)), col["sure"][i], col["sure"][j], col["score"][i],
+            col["face"][i], col["value_conf"][i], col["colour_conf"][i], float(value[i] == value[j]),
+            float(colour[i] == colour[j]), col["boxes"][i], col["perspective"][i],
+        ])
+    return pairs, np.asarray(rows, dtype=np.float64)
+
+
+def pair_probabilities(
+    rgb: np.ndarray, detections: Sequence[Detection], features: np.ndarray, side: np.ndarray, together: np.ndarray,
+    value: np.ndarray, colour: np.ndarray, model: PairModel | None,
+) -> np.ndarray:
+    """(n, n): the pair model's P(box i is a side face of box j's cube), 0 beyond SAME_CUBE_REACH
+    (all 0 without a pair model)."""
+    n = len(detections)
+    out = np.zeros((n, n))
+    if model is None:
+        return out
+    pairs, rows = pair_features(rgb, detections, features, side, together, value, colour)
+    if pairs:
+        p = model.probability(rows)
+        for (i, j), v in zip(pairs, p):
+            out[i, j] = v
     return out
 
 
