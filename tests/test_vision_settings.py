@@ -42,6 +42,7 @@ def test_the_environment_is_read_when_asked_and_unset_variables_keep_the_default
     ("COMPANION_MISSED_TOP_BANDS", "0.1,0.9;0.2", "COMPANION_MISSED_TOP_BANDS must be two numbers"),
     ("COMPANION_DARK_FACE", "1.5", "dark_face_threshold is a probability"),
     ("COMPANION_DARK_FACE", "low", "COMPANION_DARK_FACE must be a number"),
+    ("COMPANION_FAINT_FACE", "-1", "faint_face_threshold is a probability"),
 ])
 def test_a_value_not_understood_is_named_in_a_sentence(name, value, words):
     with pytest.raises(ValueError, match=words):
@@ -59,6 +60,11 @@ def test_the_missed_top_bands_all_read_every_peak_at_every_turn():
 def test_the_dark_face_threshold_is_a_probability_or_none():
     assert ReadSettings.from_env({"COMPANION_DARK_FACE": "0.35"}).dark_face_threshold == 0.35
     assert ReadSettings.from_env({"COMPANION_DARK_FACE": "none"}).dark_face_threshold is None
+
+
+def test_the_faint_face_threshold_is_a_probability_or_none():
+    assert ReadSettings.from_env({"COMPANION_FAINT_FACE": "0.8"}).faint_face_threshold == 0.8
+    assert ReadSettings.from_env({"COMPANION_FAINT_FACE": "none"}).faint_face_threshold is None
 
 
 def test_the_settings_are_frozen():

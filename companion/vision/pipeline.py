@@ -5,6 +5,7 @@ the set cannot produce)."""
 from __future__ import annotations
 
 import functools
+import math
 import os
 import time
 from collections.abc import Callable
@@ -16,7 +17,7 @@ from companion.dice import MAX_DICE, DiceSet, Face, standard_set
 from companion.vision.crops import box_crop
 from companion.vision.cubes import CubeDecision, decide, nearer_direction, perspective
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES, DecodedDie, decode
-from companion.vision.detector import Detection, DetectorModel, Heatmap
+from companion.vision.detector import Detection, DetectorModel, Heatmap, box_ious
 from companion.vision.doubts import (
     colour_margin_doubts, doubted_photo, doubtful_photo, face_margin_doubts, flat_prints, ink_doubts, oversized_boxes, turn_doubts,
     value_margin_doubts,
@@ -72,6 +73,10 @@ SMALL_FACE_PX = 36.0
 SMALL_FACE_SHARE = 0.25
 USUAL_FACE_PX = 56.0
 MAX_ZOOM = MAX_DETAIL
+# an upright view's box overlapping a box of the views averaged beyond this is that box (faint_faces)
+FAINT_SAME_FACE = 0.3
+# ... and one is looked at only within this many of a box's sides from it: beside a side face boxed
+FAINT_REACH = 1.2
 
 
 @dataclass(frozen=True)
@@ -104,14 +109,15 @@ def find_faces(
     does not pay for the mirror views of the first search, and the second search covers only
     the ground around what the first saw (companion/vision/regions.py).
     """
-    found, detections, _ = _find_faces(work, models, settings)
+    found, detections, _, _ = _find_faces(work, models, settings)
     return found, detections
 
 
 def _find_faces(
     work: WorkImage, models: Models, settings: ReadSettings = DEFAULT_SETTINGS
-) -> tuple[WorkImage, list[Detection], Heatmap]:
-    """find_faces, and the upright view's heatmap of `work` (for the missed top faces: top_faces.py)."""
+) -> tuple[WorkImage, list[Detection], Heatmap, list[Detection]]:
+    """find_faces, the upright view's heatmap of `work` (for the missed top faces: top_faces.py) and
+    the faces only the upright view finds (faint_faces; none where the photo was searched again)."""
     detector = models.detector
     upright = detector.heatmap(work.rgb)  # one view tells the faces' size; the others may not be needed
     first = detector.detections(upright)
@@ -121,12 +127,28 @@ def _find_faces(
         if sharper is not work:
             regions = faint_regions(upright, detector.stride, _typical_face(first), settings.faint_heat)
             views = settings.zoomed_views or settings.detector_views
-            return sharper, _surest(_search_regions(detector, sharper, work, regions, views)), upright
+            return sharper, _surest(_search_regions(detector, sharper, work, regions, views)), upright, []
     if settings.mirror_band is None:
         heatmap = detector.all_views(upright, settings.detector_views)
     else:
         heatmap = detector.views_near_peaks(upright, settings.detector_views, settings.mirror_band)
-    return work, _surest(detector.detections(heatmap)), upright
+    found = _surest(detector.detections(heatmap))
+    return work, found, upright, faint_faces(first, found)
+
+
+def faint_faces(upright: list[Detection], found: list[Detection]) -> list[Detection]:
+    """The boxes the upright view alone finds over the detector's threshold (`upright`, with its
+    heat) that no box of the views averaged (`found`) marks: the mirror views took them under it.
+
+    Seen from well off vertical, a dark cube's top face is a thin band over the larger side face
+    turned to the camera; the mirror views, which see the cube upside down, lower its heat: on the
+    first halves of the dark calib sets 3 of the 15 dice missed (upright 0.43-0.60, averaged
+    0.27-0.39, the face head 0.88-0.99). Only a box beside a box found (FAINT_REACH) is looked at: the
+    others there were printed cards and bare ground. Scored by the upright view's heat: the cube
+    model, which weighs a box's detector score, takes the averaged one for a side face's."""
+    boxes = np.array([f.box for f in found]).reshape(-1, 4)
+    return [d for d in upright if not (box_ious(np.array(d.box), boxes) > FAINT_SAME_FACE).any()
+            and any(math.dist(d.centre, f.centre) <= FAINT_REACH * f.side for f in found)][:MAX_DICE]
 
 
 def _search_regions(
@@ -328,7 +350,7 @@ def kept_boxes(
     does before deciding the dice; training takes the same boxes from here. Without `embeddings`
     the reader's cascade reads the crops (read_boxes) where nothing of the read asks for them."""
     seen = work  # the working image the upright heatmap is of (work may become a sharper copy)
-    work, every_box, upright = _find_faces(seen, models, settings)
+    work, every_box, upright, faint = _find_faces(seen, models, settings)
     detections = every_box[:MAX_DICE + EXTRA_CANDIDATES]  # the surest are read
     if not detections:
         return None
@@ -341,10 +363,19 @@ def kept_boxes(
         profile.check_reader(models.reader.fingerprint)
     faces = read.face_probability()
     faces = np.ones(len(detections)) if faces is None else faces
+    face_threshold = _face_threshold(work, detections, faces, models.calibration.face_threshold, settings)
+    if faint and settings.faint_face_threshold is not None and read.face is not None:
+        # the faces only the upright view found are read too, after the boxes the views agree on
+        faint_read = read_boxes(work, faint, models, settings, light, cascade(light))
+        detections, read = detections + faint, _joined(read, faint_read)
+        faces = np.concatenate([faces, faint_read.face_probability()])
+        face_threshold = np.concatenate([face_threshold, np.full(len(faint), settings.faint_face_threshold)])
+        every_box = every_box + faint
+    else:
+        faint = []
     # an unsure box unlike every die this table confirmed is none of its dice (profile.py)
     allowed = None if profile is None else profile.keeps(read.embedding, faces)
     dice_set = dice_set or standard_set()
-    face_threshold = _face_threshold(work, detections, faces, models.calibration.face_threshold, settings)
     keep, second = _kept_boxes(detections, faces, face_threshold, settings, allowed,
                                lambda kept: _cubes(work, detections, faces, read, models, kept, dice_set,
                                                    faces < models.calibration.face_threshold))
@@ -363,8 +394,18 @@ def kept_boxes(
     if settings.flag_missed_tops and read.face is not None:
         lone = _missed_tops(seen, upright, work, detections, every_box, keep, second, models, settings, light,
                             not embeddings)
+    lone[len(detections) - len(faint):] = True  # the mirror views doubt a faint face: flagged too
     return KeptBoxes(work, detections, light, read, faces, keep, second, None if reference is None else cast_of(reference),
                      lone)
+
+
+def _joined(a: ReaderLogits, b: ReaderLogits) -> ReaderLogits:
+    """Two reads' logits, one after the other (an output one of them lacks: None)."""
+    def both(x: np.ndarray | None, y: np.ndarray | None) -> np.ndarray | None:
+        return None if x is None or y is None else np.concatenate([x, y])
+
+    return ReaderLogits(both(a.value, b.value), both(a.color, b.color), both(a.face, b.face),  # type: ignore[arg-type]
+                        both(a.embedding, b.embedding), both(a.agree, b.agree))
 
 
 def _face_threshold(

@@ -98,6 +98,13 @@ class ReadSettings:
     # without a white reference) the boxes it rates 0.3-0.5 there are 7 dice and 2 boxes on none (0.2: 8
     # and 5; 0.4: 4 and 1); 0.25 and 0.35 find as many dice or one fewer, with more dice flagged
     dark_face_threshold: float | None = 0.3
+    # a face the upright view alone finds (over the detector's threshold there) and the mirror views, averaged
+    # in, take under it, is read as a die from this face probability (None: never); such a box is flagged
+    # (pipeline.DETECTION_SURE). Seen from well off vertical, a dark die's small top face beside its larger
+    # side face is often such a face (pipeline.faint_faces). On the first halves of the dark calib sets the
+    # faint boxes kept from 0.5 are 3 dice (face head 0.88-0.99) and 3 boxes on no top face (0.58, 0.87, 0.91);
+    # 0.6-0.87 keep the same 3 dice and 2 of those boxes, both flagged
+    faint_face_threshold: float | None = 0.7
     # drop a box the cube model calls a second one on a cube (cubes.py; False: flag it instead)
     one_per_cube: bool = True
     flag_set_changes: bool = True  # flag a die the set's constraint read otherwise than the reader saw it
@@ -150,6 +157,8 @@ class ReadSettings:
         for name, band in [("mirror_band", self.mirror_band), *(("missed_top_bands", b) for b in self.missed_top_bands)]:
             if band is not None and not 0.0 <= band[0] <= band[1] <= 1.0:
                 raise ValueError(f"{name} holds (low, high) with 0 <= low <= high <= 1, not {band}.")
+        if self.faint_face_threshold is not None and not 0.0 <= self.faint_face_threshold <= 1.0:
+            raise ValueError(f"faint_face_threshold is a probability (0..1), not {self.faint_face_threshold}.")
         if self.dark_face_threshold is not None and not 0.0 <= self.dark_face_threshold <= 1.0:
             raise ValueError(f"dark_face_threshold is a probability (0..1), not {self.dark_face_threshold}.")
         if not 0.0 <= self.faint_heat <= 1.0:
@@ -206,6 +215,9 @@ class ReadSettings:
         if env.get("COMPANION_DARK_FACE"):
             text = env["COMPANION_DARK_FACE"].strip()
             kw["dark_face_threshold"] = None if text.lower() == "none" else _number(env, "COMPANION_DARK_FACE", float)
+        if env.get("COMPANION_FAINT_FACE"):
+            text = env["COMPANION_FAINT_FACE"].strip()
+            kw["faint_face_threshold"] = None if text.lower() == "none" else _number(env, "COMPANION_FAINT_FACE", float)
         if env.get("COMPANION_FAINT_HEAT"):
             kw["faint_heat"] = _number(env, "COMPANION_FAINT_HEAT", float)
         try:
