@@ -126,27 +126,7 @@ def _find_faces(
         heatmap = detector.all_views(upright, settings.detector_views)
     else:
         heatmap = detector.views_near_peaks(upright, settings.detector_views, settings.mirror_band)
-    found = detector.detections(heatmap)
-    if zoom > 1.0 and settings.upscale_small is not None:  # EXPERIMENT
-        found += _upscaled_extras(detector, work, upright, first, found, min(zoom, settings.upscale_small), settings)
-    return work, _surest(found), upright
-
-
-def _upscaled_extras(detector, work, upright, first, found, k, settings):
-    import cv2
-    from companion.vision.detector import box_ious
-    if k <= 1.05:
-        return []
-    h, w = work.rgb.shape[:2]
-    up = WorkImage(cv2.resize(work.rgb, (round(w * k), round(h * k)), interpolation=cv2.INTER_CUBIC),
-                   work.full_width, work.full_height, None)
-    regions = faint_regions(upright, detector.stride, _typical_face(first), settings.faint_heat)
-    views = settings.zoomed_views or settings.detector_views
-    extra = [_scaled(d, w / up.rgb.shape[1]) for d in _search_regions(detector, up, work, regions, views)]
-    if not extra or not found:
-        return extra
-    ious = box_ious(np.array([d.box for d in extra])[:, None], np.array([d.box for d in found])[None])
-    return [d for d, row in zip(extra, ious) if row.max() < settings.upscale_new_iou]
+    return work, _surest(detector.detections(heatmap)), upright
 
 
 def _search_regions(

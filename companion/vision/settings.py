@@ -98,8 +98,6 @@ class ReadSettings:
     # without a white reference) the boxes it rates 0.3-0.5 there are 7 dice and 2 boxes on none (0.2: 8
     # and 5; 0.4: 4 and 1); 0.25 and 0.35 find as many dice or one fewer, with more dice flagged
     dark_face_threshold: float | None = 0.3
-    upscale_small: float | None = None  # EXPERIMENT
-    upscale_new_iou: float = 0.3  # EXPERIMENT
     # drop a box the cube model calls a second one on a cube (cubes.py; False: flag it instead)
     one_per_cube: bool = True
     flag_set_changes: bool = True  # flag a die the set's constraint read otherwise than the reader saw it
