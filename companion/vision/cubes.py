@@ -91,6 +91,16 @@ SAME_FACE_REACH = 0.35
 # likely side faces, or (one, a green 4 beside a green 9 at 0.82) a same-die share of 0.0.
 LOWERED_SIDE = 0.6
 LOWERED_SAME_DIE = 0.02
+# A faint face (a box the detector's upright view alone found, pipeline.faint_faces: the mirror views
+# doubt it) within reach of a box the views agree on is that box's cube's side face when the cube model
+# rates it at least FAINT_SIDE a side face and the pair model at least FAINT_PAIR one of that box's cube,
+# far under their own drop levels: a faint face is kept to find the dark and tilted top faces the mirror
+# views miss, not to read a cube twice. On the calib sets (data/calib, its stress sets, data/more's) the
+# faint faces kept on a cube whose top face was read were at 0.59/0.24, 0.24/0.26 and 0.78/0.85, one at
+# 0.46/0.39 of another faint face, and five under either level; of the 30 kept on a top face none was at
+# both (the nearest 0.17/0.21, 0.97/0.06, 0.26/0.10).
+FAINT_SIDE = 0.2
+FAINT_PAIR = 0.2
 FEATURES = (
     "sure", "score", "face", "value_conf", "colour_conf", "size_vs_photo", "aspect_vs_photo", "shade_vs_photo",
     "near", "near_sure", "surer_by", "shade_vs_near", "size_vs_near", "aspect_vs_near", "overlap_near",
@@ -206,11 +216,12 @@ class CubeDecision:
 def decide(
     rgb: np.ndarray | None, detections: Sequence[Detection], faces: Sequence[float] | np.ndarray,
     model: CubeModel | None, value_probs: np.ndarray | None = None, colour_probs: np.ndarray | None = None,
-    dice_set: DiceSet | None = None, lowered: np.ndarray | None = None,
+    dice_set: DiceSet | None = None, lowered: np.ndarray | None = None, faint: np.ndarray | None = None,
 ) -> CubeDecision:
     """Which boxes are side faces: dropped when their cube's top face is read, else flagged.
     `value_probs` and `colour_probs` (n, classes): what the reader read on each box; `lowered`
-    (n,): the boxes read as dice only from a lowered face threshold (LOWERED_SIDE; None: none).
+    (n,): the boxes read as dice only from a lowered face threshold (LOWERED_SIDE; None: none);
+    `faint` (n,): the boxes only the detector's upright view found (FAINT_SIDE; None: none).
     Without a model (or the photo, `rgb`, or the readings) the distance rule alone flags."""
     n = len(detections)
     near = np.zeros(n, dtype=bool)  # by distance alone: maybe a second box on a cube
@@ -221,13 +232,17 @@ def decide(
     side = model.side_probability(features)
     together = same_die(value_probs, colour_probs, dice_set or standard_set())
     value, colour = value_probs.argmax(axis=1), colour_probs.argmax(axis=1)
-    pairs = _Pairs(detections, faces, side, together, value, colour,
-                   np.zeros(n, dtype=bool) if lowered is None else np.asarray(lowered, dtype=bool),
+    pairs = _Pairs(detections, faces, side, together, value, colour, _mask(lowered, n), _mask(faint, n),
                    pair_probabilities(rgb, detections, features, side, together, value, colour, model.pairs))
     drop, kept_for = _second_on_cube(pairs, model)
     near |= tied_boxes(detections, faces, together)
     # which of the two is the top face is not certain either: the one kept is flagged
     return CubeDecision(drop, (near | kept_for | (side >= model.flag)) & ~drop)
+
+
+def _mask(boxes: np.ndarray | None, n: int) -> np.ndarray:
+    """A per-box flag given or None (no box): a bool array of n."""
+    return np.zeros(n, dtype=bool) if boxes is None else np.asarray(boxes, dtype=bool)
 
 
 @dataclass(frozen=True)
@@ -241,6 +256,7 @@ class _Pairs:
     value: np.ndarray  # the reader's value class, per box
     colour: np.ndarray  # the reader's colour class, per box
     lowered: np.ndarray  # read as a die only from a lowered face threshold, per box
+    faint: np.ndarray  # found by the detector's upright view alone, per box
     pair: np.ndarray  # (n, n): the pair model's P(box i is a side face of box j's cube)
 
     @property
@@ -263,7 +279,8 @@ def _second_on_cube(pairs: _Pairs, model: CubeModel) -> tuple[np.ndarray, np.nda
         partners = [j for j in range(n) if j != i and not drop[j]
                     and _near(pairs.detections[i], pairs.detections[j]) < SAME_CUBE_REACH
                     and (_side_face_of(pairs, i, j, sure, model) or _boxed_twice(pairs, i, j, sure)
-                         or _doubted_side_face_of(pairs, i, j, sure) or _paired_side_face_of(pairs, i, j, model))]
+                         or _doubted_side_face_of(pairs, i, j, sure) or _paired_side_face_of(pairs, i, j, model)
+                         or _faint_side_face_of(pairs, i, j))]
         if partners:
             drop[i] = True
             kept_for[min(partners, key=lambda j: _near(pairs.detections[i], pairs.detections[j]))] = True
@@ -288,6 +305,13 @@ def _paired_side_face_of(pairs: _Pairs, i: int, j: int, model: CubeModel) -> boo
     """Is box i a side face of box j's cube by the pair model (from its `drop`), and more likely
     so than j is of i's?"""
     return bool(model.pairs is not None and pairs.pair[i, j] >= model.pairs.drop and pairs.pair[i, j] > pairs.pair[j, i])
+
+
+def _faint_side_face_of(pairs: _Pairs, i: int, j: int) -> bool:
+    """Is box i, a faint face, a side face of the cube of box j, one the detector's views agree on:
+    at least FAINT_SIDE a side face by the cube model and FAINT_PAIR one of j's cube by the pair model?"""
+    return bool(pairs.faint[i] and not pairs.faint[j] and pairs.side[i] >= FAINT_SIDE
+                and pairs.pair[i, j] >= FAINT_PAIR)
 
 
 def _doubted_side_face_of(pairs: _Pairs, i: int, j: int, sure: list[float]) -> bool:

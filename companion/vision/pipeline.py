@@ -373,12 +373,13 @@ def kept_boxes(
         every_box = every_box + faint
     else:
         faint = []
+    faint_box = np.arange(len(detections)) >= len(detections) - len(faint)
     # an unsure box unlike every die this table confirmed is none of its dice (profile.py)
     allowed = None if profile is None else profile.keeps(read.embedding, faces)
     dice_set = dice_set or standard_set()
     keep, second = _kept_boxes(detections, faces, face_threshold, settings, allowed,
                                lambda kept: _cubes(work, detections, faces, read, models, kept, dice_set,
-                                                   faces < models.calibration.face_threshold))
+                                                   faces < models.calibration.face_threshold, faint_box))
     if not keep:
         return None
     # the light was told by every box read, the photo's cast (analyse) by the dice kept: where
@@ -394,7 +395,7 @@ def kept_boxes(
     if settings.flag_missed_tops and read.face is not None:
         lone = _missed_tops(seen, upright, work, detections, every_box, keep, second, models, settings, light,
                             not embeddings)
-    lone[len(detections) - len(faint):] = True  # the mirror views doubt a faint face: flagged too
+    lone[faint_box] = True  # the mirror views doubt a faint face: flagged too
     return KeptBoxes(work, detections, light, read, faces, keep, second, None if reference is None else cast_of(reference),
                      lone)
 
@@ -489,14 +490,15 @@ def _kept_boxes(
 
 
 def _cubes(work: WorkImage, detections: list[Detection], faces: np.ndarray, read: ReaderLogits, models: Models,
-           kept: list[int], dice_set: DiceSet, lowered: np.ndarray) -> CubeDecision:
+           kept: list[int], dice_set: DiceSet, lowered: np.ndarray, faint: np.ndarray) -> CubeDecision:
     """The cube model's decision on the kept boxes (cubes.py); `lowered`, per box: under the
-    calibration's face threshold (a kept one passed only a lowered one, _face_threshold)."""
+    calibration's face threshold (a kept one passed only a lowered one, _face_threshold); `faint`,
+    per box: found by the upright view alone (faint_faces)."""
     cal = models.calibration
     value = softmax(read.value[kept], cal.value_temperature)
     colour = softmax(read.color[kept], cal.color_temperature)
     return decide(work.rgb, [detections[i] for i in kept], faces[kept], models.cubes, value, colour, dice_set,
-                  lowered[kept])
+                  lowered[kept], faint[kept])
 
 
 def _scene_flags(
