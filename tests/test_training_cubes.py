@@ -6,6 +6,7 @@ from companion.dice import Color
 from companion.vision.cubes import INPUTS
 from training.common import LabelledDie, LabelledImage
 from companion.vision.models import default_models_dir, load_models
+from photo_helpers import PHOTOS, needs_models
 from training.cubes import _boxes_models, _labels, fit
 
 
@@ -55,3 +56,29 @@ def test_the_pair_model_learns_from_the_labelled_pairs_only(tmp_path):
     assert data["features"] == ["kept"]  # the cube model itself is left as it was
     model = PairModel.from_json(data["pairs"])
     assert model.drop == 0.6 and model.probability(x)[0] > model.probability(x)[1]
+
+
+@needs_models
+def test_the_pair_rows_record_a_faint_face_dropped_on_its_cubes_side(tmp_path, monkeypatch):
+    # training.cube_pairs reads photos through the shipped pipeline, whose cube decision it wraps:
+    # more warm calib photo 190 (tests/photos), where the upright view alone boxes a cube's side
+    import json
+    import shutil
+
+    import companion.vision.pipeline as pipeline
+    import training.evaluate as evaluate
+    from training.cube_pairs import main
+
+    for module, name in ((pipeline, "decide"), (evaluate, "analyse")):  # main wraps both: put back after
+        monkeypatch.setattr(module, name, getattr(module, name))
+    photo = PHOTOS / "warm_calib_8301_000190.jpg"
+    (tmp_path / "set" / "images").mkdir(parents=True)
+    shutil.copy(photo, tmp_path / "set" / "images" / "000000.jpg")
+    row = json.loads(photo.with_suffix(".json").read_text("utf-8")) | {"image": "images/000000.jpg"}
+    (tmp_path / "set" / "labels.jsonl").write_text(json.dumps(row) + "\n", "utf-8")
+    rows, photos = tmp_path / "rows.jsonl", tmp_path / "photos.jsonl"
+    main(["--data", str(tmp_path / "set"), "--models", str(default_models_dir()), "--out", str(rows),
+          "--photos", str(photos)])
+    (kept,) = [json.loads(line) for line in photos.read_text("utf-8").splitlines()]
+    faint = [i for i, f in enumerate(kept["faint"]) if f]
+    assert faint and all(kept["drop"][i] and kept["truth"][i] == "twice" for i in faint)

@@ -43,9 +43,9 @@ def _recording_analyse(*args, **kwargs):
 
 
 def _recording_decide(rgb, detections, faces, model, value_probs=None, colour_probs=None, dice_set=None,
-                      lowered=None):
+                      lowered=None, faint=None):
     """cubes.decide, keeping what it weighed."""
-    out = cubes.decide(rgb, detections, faces, model, value_probs, colour_probs, dice_set, lowered)
+    out = cubes.decide(rgb, detections, faces, model, value_probs, colour_probs, dice_set, lowered, faint)
     if model is not None and rgb is not None and detections and value_probs is not None and colour_probs is not None:
         feats = cubes.box_features(rgb, detections, faces, value_probs.max(axis=1), colour_probs.max(axis=1))
         side = model.side_probability(feats)
@@ -56,7 +56,7 @@ def _recording_decide(rgb, detections, faces, model, value_probs=None, colour_pr
                        "features": feats, "side": side, "together": together, "pairs": pairs, "pair_rows": pair_rows,
                        "value": value_probs.argmax(axis=1), "colour": colour_probs.argmax(axis=1),
                        "value_probs": value_probs, "colour_probs": colour_probs,
-                       "lowered": np.zeros(len(detections), dtype=bool) if lowered is None else np.asarray(lowered),
+                       "lowered": cubes._mask(lowered, len(detections)), "faint": cubes._mask(faint, len(detections)),
                        "drop": out.drop, "check": out.check})
     return out
 
@@ -127,7 +127,7 @@ def _photo(image, call: dict, result) -> dict:
             "scores": [d.score for d in call["detections"]], "faces": call["faces"].tolist(),
             "side": call["side"].tolist(), "together": call["together"].round(4).tolist(),
             "value": call["value"].tolist(), "colour": call["colour"].tolist(),
-            "lowered": call["lowered"].tolist(), "features": call["features"].round(5).tolist(),
+            "lowered": call["lowered"].tolist(), "faint": call["faint"].tolist(), "features": call["features"].round(5).tolist(),
             "value_probs": call["value_probs"].round(4).tolist(), "colour_probs": call["colour_probs"].round(4).tolist(),
             "drop": call["drop"].tolist(), "check": call["check"].tolist(), "truth": truth,
             "pairs": [[i, j, _pair_label(image, boxes, truth, i, j)] for i, j in call["pairs"]],
@@ -153,7 +153,7 @@ def _reading(call: dict, i: int) -> str:
     return f"{VALUE_CLASSES[int(call['value'][i])] or 'W'}{COLOR_CLASSES[int(call['colour'][i])].value[0]}"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, required=True)
     ap.add_argument("--limit", type=int, default=0)
@@ -161,7 +161,7 @@ def main() -> None:
     ap.add_argument("--models", type=Path, default=Path("models"))
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--photos", type=Path, help="also write, per photo, what the cube model weighed of all its boxes")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     models = load_models(args.models)
     # the pipeline and evaluate, as they run, through the recording wrappers
     setattr(pipeline, "decide", _recording_decide)  # noqa: B010
