@@ -19,9 +19,21 @@ from training.evaluate import IOU_MIN, box_iou, count_read_twice
 CASES = [("dark_calib_8501_000058.jpg", "1g"), ("dark_calib_8501_000135.jpg", "Wg")]
 
 
+def _labelled(photo, token) -> dict:
+    """The photo's one labelled die that shows `token` (e.g. "1g")."""
+    (die,) = [d for d in labelled_dice(photo) if f"{d['value']}{d['color'][0]}" == token]
+    return die
+
+
+def _searched(photo):
+    """The models, and what the detector finds in the photo: its image, the boxes found, the faint faces."""
+    models = load_models()
+    work, found, _, faint = _find_faces(load_work_image(photo), models, ReadSettings())
+    return models, work, found, faint
+
+
 def _on(reading, photo, token) -> list:
-    (box,) = [d["box"] for d in labelled_dice(photo) if f"{d['value']}{d['color'][0]}" == token]
-    return [r for r in reading.dice if box_iou(r.box, box) >= IOU_MIN]
+    return [r for r in reading.dice if box_iou(r.box, _labelled(photo, token)["box"]) >= IOU_MIN]
 
 
 @needs_models
@@ -38,9 +50,8 @@ def test_a_top_face_only_the_upright_view_finds_is_read_and_flagged(name, token)
 @pytest.mark.parametrize(("name", "token"), CASES)
 def test_the_faint_face_is_over_the_threshold_upright_and_under_it_in_all_views(name, token):
     photo = PHOTOS / name
-    models = load_models()
-    work, found, _, faint = _find_faces(load_work_image(photo), models, ReadSettings())
-    (box,) = [d["box"] for d in labelled_dice(photo) if f"{d['value']}{d['color'][0]}" == token]
+    models, work, found, faint = _searched(photo)
+    box = _labelled(photo, token)["box"]
     assert all(box_iou(work.to_full(d.box), box) < IOU_MIN for d in found)
     assert [d for d in faint if box_iou(work.to_full(d.box), box) >= IOU_MIN]
     assert all(d.score >= models.detector.threshold for d in faint)
@@ -65,9 +76,8 @@ def _read_twice(reading, photo) -> int:
 @pytest.mark.parametrize(("name", "token"), SIDE_CASES)
 def test_a_faint_face_on_a_read_cubes_side_is_not_read_as_a_second_die(name, token):
     photo = PHOTOS / name
-    models = load_models()
-    work, found, _, faint = _find_faces(load_work_image(photo), models, ReadSettings())
-    (cube,) = [np.array(d["cube"]) for d in labelled_dice(photo) if f"{d['value']}{d['color'][0]}" == token]
+    models, work, _, faint = _searched(photo)
+    cube = np.array(_labelled(photo, token)["cube"])
     on_side = [d for d in faint if count_read_twice([work.to_full(d.box)], [cube])]
     assert on_side  # the upright view alone boxes the cube's side
     reading = read_image(photo, models, ReadSettings())
