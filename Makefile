@@ -82,6 +82,7 @@ data-choosing: $(STAMP) system-deps
 	$(CHOOSE) --out data/more/stress_tilt_calib --count 400 --seed 8401 --tilt 27 40
 	$(CHOOSE) --out data/more/stress_tilt_calib2 --count 600 --seed 8451 --tilt 27 40
 	$(CHOOSE) --out data/more/stress_dark_calib --count 300 --seed 8501 --dark-bodies
+	$(CHOOSE) --out data/more/stress_dark_calib2 --count 600 --seed 8551 --dark-bodies
 	$(CHOOSE) --out data/more/stress_cold_calib --count 300 --seed 8601 --light cold
 	$(CHOOSE) --out data/page_calib --count 300 --seed 8701 --phone --long-side 1920 --jpeg-quality 90
 	$(CHOOSE) --out data/page_far_calib --count 100 --seed 8702 --phone-far --long-side 1920 --jpeg-quality 90
