@@ -105,7 +105,7 @@ FAINT_PAIR = 0.2
 # face of the other box's cube at far lower levels than a sure one: at least UNSURE_SIDE by the cube
 # model, UNSURE_PAIR by the pair model, and its reading at least UNSURE_SAME_DIE another face of the
 # other's die. Replayed over the cube decisions recorded on the calib sets (training.cube_pairs --photos:
-# data/calib, its stress sets, data/more's): 6 second boxes on the first halves dropped, 2 on the second,
+# data/calib, its stress sets, data/more's): 5 second boxes on the first halves dropped, 3 on the second,
 # no top face; the second boxes so dropped were 0.76-0.95 faces, the top faces at those levels 0.997-1.0
 # (face levels from 0.96 to 0.99 drop the same boxes, 0.95 only 4 of them).
 UNSURE_FACE = 0.98
