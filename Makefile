@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench data data-stress data-choosing data-blender train-env system-deps clean
+.PHONY: run test lint bench data data-stress data-choosing data-v1 data-blender train-env system-deps clean
 
 # `make run LAN=1`: serve on the local network, for the phones at the table (join by QR code).
 run: $(STAMP)
@@ -86,6 +86,16 @@ data-choosing: $(STAMP) system-deps
 	$(CHOOSE) --out data/more/stress_cold_calib --count 300 --seed 8601 --light cold
 	$(CHOOSE) --out data/page_calib --count 300 --seed 8701 --phone --long-side 1920 --jpeg-quality 90
 	$(CHOOSE) --out data/page_far_calib --count 100 --seed 8702 --phone-far --long-side 1920 --jpeg-quality 90
+
+# Photos of a look the models never trained on, cheap to make: the generator as it first was
+# (commit 73db4eb: other dice, side faces printed and lit much like top faces), run from its own
+# tree in data/cache (docs/synthetic_data.md). Its calib split is for choosing, its val split for reporting.
+V1_COMMIT := 73db4eb
+V1_TREE := data/cache/synth_v1
+data-v1: $(STAMP) system-deps
+	test -d $(V1_TREE) || (mkdir -p $(V1_TREE) && git archive $(V1_COMMIT) training companion | tar -x -C $(V1_TREE))
+	cd $(V1_TREE) && PYTHONPATH=. $(CURDIR)/$(BIN)/python -m training.synth --out $(CURDIR)/data/v1_calib --count 400 --split calib --seed 5001
+	cd $(V1_TREE) && PYTHONPATH=. $(CURDIR)/$(BIN)/python -m training.synth --out $(CURDIR)/data/v1_val --count 400 --split val --seed 5101
 
 # Validation photos from a second renderer, Blender's path tracer (training/blender). bpy is
 # a 500 MB wheel for Python 3.11 only, so it gets its own environment, never the product's.
