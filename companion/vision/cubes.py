@@ -113,13 +113,13 @@ UNSURE_SIDE = 0.2
 UNSURE_PAIR = 0.5
 UNSURE_SAME_DIE = 0.5
 # A box beside another (within SAME_CUBE_REACH) whose reading can be another face of that box's die
-# (at least DOUBT_SAME_DIE) is flagged, never dropped, from far lower levels than it is dropped at: the
-# cube model's DOUBT_SIDE or the pair model's DOUBT_PAIR. On the generator's own look the cube and pair
-# models rate a top face under these on nearly every die, but on a look they never learnt the side
-# faces they miss sit just above them: on photos of the generator's first version (data/v1_calib:
-# side faces printed like top faces, lit alike) the side faces read as dice without a flag were
-# 0.004-0.11 side faces and 0.016-0.24 by the pair model, the top faces read right a side face at
-# under 0.009 for 95% and 0.053 for 99% of them, and under 0.004 and 0.026 by the pair model.
+# (at least DOUBT_SAME_DIE) is flagged, never dropped, from far lower levels than a box is dropped at:
+# the cube model's DOUBT_SIDE or the pair model's DOUBT_PAIR. Both models learnt the side faces of the
+# generator's own look; on photos of a look they never learnt (the generator's first version,
+# data/v1_calib, `make data-v1`) the side faces read beside a box as dice without a flag were
+# 0.004-0.11 side faces and 0.016-0.24 by the pair model, while 95% of the top faces read right there
+# were under 0.009 and 0.004 (99%: 0.053 and 0.026). On the calib sets these levels flag 0.1-0.6
+# points more of the dice found, and change no silent photo.
 DOUBT_SIDE = 0.02
 DOUBT_PAIR = 0.03
 DOUBT_SAME_DIE = 0.5
