@@ -93,7 +93,9 @@ data-choosing: $(STAMP) system-deps
 V1_COMMIT := 73db4eb
 V1_TREE := data/cache/synth_v1
 data-v1: $(STAMP) system-deps
-	test -d $(V1_TREE) || (mkdir -p $(V1_TREE) && git archive $(V1_COMMIT) training companion | tar -x -C $(V1_TREE))
+	git cat-file -e $(V1_COMMIT)^{commit} || { echo "data-v1 needs commit $(V1_COMMIT): git fetch --unshallow"; exit 1; }
+	test -f $(V1_TREE)/training/synth/__main__.py || { rm -rf $(V1_TREE).part && mkdir -p $(V1_TREE).part && \
+	  git archive $(V1_COMMIT) training companion | tar -x -C $(V1_TREE).part && rm -rf $(V1_TREE) && mv $(V1_TREE).part $(V1_TREE); }
 	cd $(V1_TREE) && PYTHONPATH=. $(CURDIR)/$(BIN)/python -m training.synth --out $(CURDIR)/data/v1_calib --count 400 --split calib --seed 5001
 	cd $(V1_TREE) && PYTHONPATH=. $(CURDIR)/$(BIN)/python -m training.synth --out $(CURDIR)/data/v1_val --count 400 --split val --seed 5101
 

@@ -246,7 +246,7 @@ def decide(
     `faint` (n,): the boxes only the detector's upright view found (FAINT_SIDE; None: none).
     Without a model (or the photo, `rgb`, or the readings) the distance rule alone flags."""
     n = len(detections)
-    near = np.zeros(n, dtype=bool)  # by distance alone: maybe a second box on a cube
+    near = np.zeros(n, dtype=bool)  # maybe a second box on a cube, to flag: by distance alone first
     near[second_boxes(detections, faces)] = True
     if model is None or rgb is None or n == 0 or value_probs is None or colour_probs is None:
         return CubeDecision(np.zeros(n, dtype=bool), near)
