@@ -88,8 +88,8 @@ data-choosing: $(STAMP) system-deps
 	$(CHOOSE) --out data/page_far_calib --count 100 --seed 8702 --phone-far --long-side 1920 --jpeg-quality 90
 
 # Photos of a look the models never trained on, cheap to make: the generator as it first was
-# (commit 73db4eb: other dice, side faces printed and lit much like top faces), run from its own
-# tree in data/cache (docs/synthetic_data.md). Its calib split is for choosing, its val split for reporting.
+# (commit 73db4eb: its dice, shading, tables and camera drawn otherwise), run from its own tree in
+# data/cache (docs/synthetic_data.md). Its calib split is for choosing, its val split for reporting.
 V1_COMMIT := 73db4eb
 V1_TREE := data/cache/synth_v1
 data-v1: $(STAMP) system-deps
