@@ -2,7 +2,8 @@
 a photo whose boxes the detector already doubts, a box the face head doubts far more than the
 photo's others in a strongly tilted view, a colour the photo's inks dispute, a box far
 larger than the photo's others, a value or colour led by far less than the photo's other dice
-lead theirs, and a box whose ground is its own body's colour (a flat print, no cube).
+lead theirs, a box whose ground is its own body's colour (a flat print, no cube), and a small
+box cut by the photo's edge.
 
 The decoder's confidence is calibrated over all dice, but its wrong readings above 0.9 cluster
 where the reader's quarter turns, each read on its own, do not agree on the value or colour
@@ -109,6 +110,15 @@ OVERSIZED = 4.0
 FLAT_RING = 0.25
 FLAT_BODY_TOLERANCE = 0.06
 FLAT_PRINT_LEAD = 0.4
+# A die the photo's edge cuts shows only part of itself: a top face mostly outside the frame, or
+# the side face of a die whose top face is outside it, boxed and read as surely as a whole top
+# face. A box that touches the frame's edge (within CUT_EDGE pixels; the detector clips its boxes
+# there) and whose area is under CUT_AREA of the median area of the photo's other boxes is
+# flagged (cut_boxes). Chosen on the choosing sets (18 sets, 30,402 right dice read without a
+# flag): the two side faces read silently at the edge there (areas 0.33 and 0.38 of the photo's
+# median) for 25 right dice flagged more; 0.5 catches the same two for 77.
+CUT_EDGE = 0.5
+CUT_AREA = 0.4
 # In a photo where at least DOUBTED_SHARE of the dice read are flagged already, flag every die the
 # decoder is under DOUBTED_SURE of (doubted_photo). Chosen on the first halves of the choosing sets
 # (see doubted_photo's docstring for the figures).
@@ -241,4 +251,17 @@ def flat_prints(rgb: np.ndarray, boxes: list[tuple[float, float, float, float]])
     out = np.zeros(len(share), dtype=bool)
     for i in range(len(share) if len(share) > 1 else 0):
         out[i] = share[i] - float(np.delete(share, i).max()) > FLAT_PRINT_LEAD
+    return out
+
+
+def cut_boxes(boxes: list[tuple[float, float, float, float]], width: int, height: int) -> np.ndarray:
+    """Per box (x0, y0, x1, y1) in an image of `width` x `height`: it touches the image's edge
+    (within CUT_EDGE) and its area is under CUT_AREA of the median area of the photo's other
+    boxes (a photo of one box: no flag)."""
+    b = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+    area = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    at_edge = (b[:, 0] <= CUT_EDGE) | (b[:, 1] <= CUT_EDGE) | (b[:, 2] >= width - CUT_EDGE) | (b[:, 3] >= height - CUT_EDGE)
+    out = np.zeros(len(b), dtype=bool)
+    for i in np.flatnonzero(at_edge) if len(b) > 1 else ():
+        out[i] = area[i] < CUT_AREA * float(np.median(np.delete(area, i)))
     return out

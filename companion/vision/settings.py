@@ -128,6 +128,9 @@ class ReadSettings:
     # flag a box whose surrounding ground is far more like its face's body than around the photo's
     # other boxes: a flat print, no cube (doubts.flat_prints)
     flag_flat_prints: bool = True
+    # flag a small box cut by the photo's edge: part of a die, maybe a side face whose top face is
+    # outside the frame (doubts.cut_boxes)
+    flag_cut_boxes: bool = True
     # flag a box beyond which, away from the camera, the reader sees a top face the detector
     # missed: the box is that cube's side face (top_faces.py)
     flag_missed_tops: bool = True

@@ -1,0 +1,53 @@
+"""A small box cut by the photo's edge is part of a die, maybe the side face of one whose top face
+lies outside the frame, and is flagged however sure its reading (doubts.cut_boxes).
+
+Real ONNX models through the real pipeline on two generated calibration photos kept in
+tests/photos with their label rows:
+- data/more/stress_dark_calib photo 243 (`training.synth --split calib --seed 8501 --dark-bodies`):
+  a black die's side face at the left edge, its top face outside the frame, read 1b at 1.00 beside
+  the photo's nine dice, all read right and sure, so the page would say "10 dice" with one of them
+  not there;
+- data/calib photo 747 (`training.synth --split calib`, seed 2001): a die's side face at the left
+  edge read 8b at 1.00."""
+
+import numpy as np
+import pytest
+
+from companion.vision import ReadSettings, read_image
+from companion.vision.doubts import CUT_AREA, cut_boxes
+from companion.vision.models import load_models
+from photo_helpers import PHOTOS, needs_models, on_no_die
+
+CASES = [("dark_calib_8501_000243.jpg", "1b"), ("calib_000747.jpg", "8b")]
+
+
+@needs_models
+@pytest.mark.parametrize(("name", "token"), CASES)
+def test_a_side_face_cut_by_the_frame_is_flagged(name, token):
+    photo = PHOTOS / name
+    models = load_models()
+    without = read_image(photo, models, ReadSettings(flag_cut_boxes=False))
+    (side,) = on_no_die(without, photo)
+    assert side.face.token == token and side.confidence >= 0.99 and not side.uncertain  # silent without the flag
+    shipped = read_image(photo, models)
+    (flagged,) = on_no_die(shipped, photo)
+    assert flagged.uncertain
+    # the photo's other dice keep their flags: only the cut box gained one
+    gained = [b.face.token for b, a in zip(without.dice, shipped.dice) if a.uncertain and not b.uncertain]
+    assert gained == [token]
+
+
+def test_only_a_small_box_at_the_frames_edge_is_flagged():
+    def box(x, y, side):
+        return (x, y, x + side, y + side)
+
+    dice = [box(100.0, 100.0, 40.0), box(300.0, 200.0, 40.0), box(500.0, 100.0, 40.0)]
+    small = 40.0 * np.sqrt(CUT_AREA) * 0.9  # under CUT_AREA of the others' area
+    assert not cut_boxes(dice, 640, 480).any()
+    assert cut_boxes(dice + [box(0.0, 300.0, small)], 640, 480).tolist() == [False, False, False, True]
+    assert cut_boxes(dice + [box(640.0 - small, 300.0, small)], 640, 480)[-1]  # the right edge
+    assert cut_boxes(dice + [box(300.0, 480.0 - small, small)], 640, 480)[-1]  # the bottom edge
+    assert not cut_boxes(dice + [box(20.0, 300.0, small)], 640, 480).any()  # small, but inside the frame
+    assert not cut_boxes(dice + [box(0.0, 300.0, 40.0)], 640, 480).any()  # at the edge, as large as the dice
+    assert not cut_boxes([box(0.0, 0.0, 10.0)], 640, 480).any()  # one box: nothing to compare
+    assert cut_boxes([], 640, 480).shape == (0,)
