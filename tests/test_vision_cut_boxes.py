@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from companion.vision import ReadSettings, read_image
-from companion.vision.doubts import CUT_AREA, cut_boxes
+from companion.vision.doubts import CUT_AREA, CUT_EDGE, cut_boxes
 from companion.vision.models import load_models
 from photo_helpers import PHOTOS, needs_models, on_no_die
 
@@ -33,6 +33,7 @@ def test_a_side_face_cut_by_the_frame_is_flagged(name, token):
     (flagged,) = on_no_die(shipped, photo)
     assert flagged.uncertain
     # the photo's other dice keep their flags: only the cut box gained one
+    assert len(without.dice) == len(shipped.dice)
     gained = [b.face.token for b, a in zip(without.dice, shipped.dice) if a.uncertain and not b.uncertain]
     assert gained == [token]
 
@@ -47,6 +48,10 @@ def test_only_a_small_box_at_the_frames_edge_is_flagged():
     assert cut_boxes(dice + [box(0.0, 300.0, small)], 640, 480).tolist() == [False, False, False, True]
     assert cut_boxes(dice + [box(640.0 - small, 300.0, small)], 640, 480)[-1]  # the right edge
     assert cut_boxes(dice + [box(300.0, 480.0 - small, small)], 640, 480)[-1]  # the bottom edge
+    assert cut_boxes(dice + [box(300.0, 0.0, small)], 640, 480)[-1]  # the top edge
+    assert not cut_boxes(dice + [box(300.0, 480.0 - small, small)], 480, 640).any()  # the bottom is farther
+    assert cut_boxes(dice + [box(CUT_EDGE, 300.0, small)], 640, 480)[-1]  # within CUT_EDGE of the edge
+    assert not cut_boxes(dice + [box(2 * CUT_EDGE, 300.0, small)], 640, 480).any()  # beyond it
     assert not cut_boxes(dice + [box(20.0, 300.0, small)], 640, 480).any()  # small, but inside the frame
     assert not cut_boxes(dice + [box(0.0, 300.0, 40.0)], 640, 480).any()  # at the edge, as large as the dice
     assert not cut_boxes([box(0.0, 0.0, 10.0)], 640, 480).any()  # one box: nothing to compare

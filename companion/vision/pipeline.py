@@ -19,8 +19,8 @@ from companion.vision.cubes import CubeDecision, decide, nearer_direction, persp
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES, DecodedDie, decode
 from companion.vision.detector import Detection, DetectorModel, Heatmap, box_ious
 from companion.vision.doubts import (
-    colour_margin_doubts, cut_boxes, doubted_photo, doubtful_photo, face_margin_doubts, flat_prints, ink_doubts, oversized_boxes,
-    turn_doubts, value_margin_doubts,
+    colour_margin_doubts, cut_boxes, doubted_photo, doubtful_photo, face_margin_doubts, flat_prints, ink_doubts,
+    oversized_boxes, turn_doubts, value_margin_doubts,
 )
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
 from companion.vision.inks import Ink, cast_of, light_reference, measure_inks
@@ -269,7 +269,7 @@ def analyse(
         unsure |= oversized_boxes([d.box for d in detections])
     if settings.flag_flat_prints:  # the ground around it is its own body's colour: no cube (doubts.py)
         unsure |= flat_prints(work.rgb, [d.box for d in detections])
-    if settings.flag_cut_boxes:  # small and cut by the photo's edge: maybe a side face, its top face outside (doubts.py)
+    if settings.flag_cut_boxes:  # small and cut by the frame: maybe a side face, its top face outside (doubts.py)
         unsure |= cut_boxes([d.box for d in detections], work.rgb.shape[1], work.rgb.shape[0])
     unsure |= _doubts(detections, faces[keep], decoded, None if read.agree is None else read.agree[keep], second[keep],
                       settings)
