@@ -26,13 +26,14 @@ def _read(index, settings):
     (240, "3b", "5b"),  # a blue 3 read 5 at 0.98, 3 of 9 flagged
 ])
 def test_a_misread_in_a_much_doubted_photo_is_flagged(index, truth, read):
-    photo, before = _read(index, ReadSettings(flag_doubted_photos=False))
+    # the small face's flag (doubts.small_faces) catches the 5 too: off here, this flag alone
+    photo, before = _read(index, ReadSettings(flag_doubted_photos=False, flag_small_faces=False))
     tokens = [f"{d['value'] or 'W'}{d['color'][0]}" for d in photo.dice]
     assert truth in tokens and read not in tokens
     (wrong,) = [d for d in before.dice if d.face.token == read]
     assert not wrong.uncertain and wrong.confidence < DOUBTED_SURE  # silent before
     assert np.mean([d.uncertain for d in before.dice]) >= DOUBTED_SHARE
-    _, after = _read(index, ReadSettings())
+    _, after = _read(index, ReadSettings(flag_small_faces=False))
     (now,) = [d for d in after.dice if d.face.token == read]
     assert now.uncertain
     assert not all(d.uncertain for d in after.dice)  # the surer dice stay unflagged

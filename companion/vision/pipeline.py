@@ -20,7 +20,7 @@ from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES, DecodedDie, d
 from companion.vision.detector import Detection, DetectorModel, Heatmap, box_ious
 from companion.vision.doubts import (
     colour_margin_doubts, cut_boxes, doubted_photo, doubtful_photo, face_margin_doubts, flat_prints, ink_doubts,
-    oversized_boxes, turn_doubts, value_margin_doubts,
+    oversized_boxes, small_faces, turn_doubts, value_margin_doubts,
 )
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
 from companion.vision.inks import Ink, cast_of, light_reference, measure_inks
@@ -271,6 +271,8 @@ def analyse(
         unsure |= flat_prints(work.rgb, [d.box for d in detections])
     if settings.flag_cut_boxes:  # small and cut by the frame: maybe a side face, its top face outside (doubts.py)
         unsure |= cut_boxes([d.box for d in detections], work.rgb.shape[1], work.rgb.shape[0])
+    if settings.flag_small_faces:  # a numeral in few pixels, its value not far ahead (doubts.py)
+        unsure |= small_faces([d.box for d in detections], value_logits)
     unsure |= _doubts(detections, faces[keep], decoded, None if read.agree is None else read.agree[keep], second[keep],
                       settings)
     if settings.flag_doubted_photos:  # a photo with many dice flagged: its less sure dice too (doubts.py)

@@ -131,6 +131,8 @@ class ReadSettings:
     # flag a small box cut by the photo's edge: part of a die, maybe a side face whose top face is
     # outside the frame (doubts.cut_boxes)
     flag_cut_boxes: bool = True
+    # flag a small face whose value the reader reads not far ahead of the next (doubts.small_faces)
+    flag_small_faces: bool = True
     # flag a box beyond which, away from the camera, the reader sees a top face the detector
     # missed: the box is that cube's side face (top_faces.py)
     flag_missed_tops: bool = True
