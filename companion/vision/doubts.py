@@ -132,7 +132,9 @@ DOUBTED_SURE = 0.985
 # by under SMALL_FACE_LEAD (reader log-odds) were wrong 6 times in 527 (1.1%), the others 5 times in
 # 29,840 (0.02%). A die with both is flagged (small_faces). Replayed there: a lead under 4.0 alone
 # flags 809 right dice for the same 6, under 3.5 alone 497 for 4; 45 pixels 438 for 5, 60 pixels 634
-# for 6; a lead under 4.5 with 50 pixels 711 for 6.
+# for 6; a lead under 4.5 with 50 pixels 711 for 6 (sides taken at the 960-px working size). Measured
+# (training.evaluate): silent photos there 22 -> 16, dice flagged 0.3-3.1 points more (more than the
+# replay's 1.4: a photo with more flags has its less sure dice flagged too, doubted_photo).
 SMALL_FACE = 50.0
 SMALL_FACE_LEAD = 4.0
 
