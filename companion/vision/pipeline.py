@@ -239,13 +239,14 @@ def analyse(
     work, light, read, faces, keep, second = found.work, found.light, found.read, found.faces, found.keep, found.second
     cal = models.calibration
     detections = [found.detections[i] for i in keep]
+    boxes = [d.box for d in detections]  # in the pixels of `work`, which the crops were cut from
     value_logits, color_logits = read.value[keep], read.color[keep]
     value_probs = softmax(value_logits, cal.value_temperature)
     cast = found.cast  # the photo's light, told by the kept dice's bodies (None: no white reference)
     embedding = None if read.embedding is None else read.embedding[keep]
     # the kept faces' inks, against their bodies where these are a white reference: measured
     # once, when first asked (the colour head, the joint colours and the ink doubts ask alike)
-    inks = functools.cache(lambda: measure_inks(work.rgb, [d.box for d in detections], light=cast is not None))
+    inks = functools.cache(lambda: measure_inks(work.rgb, boxes, light=cast is not None))
     color_probs = _colour_probs(models, photo_kind(light, cast), color_logits, embedding, settings, inks)
     if profile is not None:  # what this table's confirmed dice taught, before the set's constraint
         value_probs, color_probs = profile.adjust(embedding, value_probs, color_probs)
@@ -266,13 +267,13 @@ def analyse(
     if settings.flag_face_margin:  # in a tilted view, the face head far less sure than of the others: a side face (doubts.py)
         unsure |= face_margin_doubts(faces[keep], perspective(detections))
     if settings.flag_oversized_boxes:  # far larger than the photo's other faces: no top face (doubts.py)
-        unsure |= oversized_boxes([d.box for d in detections])
+        unsure |= oversized_boxes(boxes)
     if settings.flag_flat_prints:  # the ground around it is its own body's colour: no cube (doubts.py)
-        unsure |= flat_prints(work.rgb, [d.box for d in detections])
+        unsure |= flat_prints(work.rgb, boxes)
     if settings.flag_cut_boxes:  # small and cut by the frame: maybe a side face, its top face outside (doubts.py)
-        unsure |= cut_boxes([d.box for d in detections], work.rgb.shape[1], work.rgb.shape[0])
+        unsure |= cut_boxes(boxes, work.rgb.shape[1], work.rgb.shape[0])
     if settings.flag_small_faces:  # a numeral in few pixels, its value not far ahead (doubts.py)
-        unsure |= small_faces([d.box for d in detections], value_logits)
+        unsure |= small_faces(boxes, value_logits)
     unsure |= _doubts(detections, faces[keep], decoded, None if read.agree is None else read.agree[keep], second[keep],
                       settings)
     if settings.flag_doubted_photos:  # a photo with many dice flagged: its less sure dice too (doubts.py)
