@@ -18,6 +18,11 @@ from training.synth.dataset import encode_jpeg, render_indexed
 from training.synth.scene import SceneOptions
 
 needs_models = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
+# The boxes of the first search: where a photo with no sharper copy is searched again in its own
+# pixels (ReadSettings.zoom_within_work), its boxes change, and some of these photos then box no
+# side face at all; the drops and flags are tested on the side faces the first search boxes.
+# (Photo 28 of the larger cold set is then read twice, both boxes flagged: the model card counts it.)
+FIRST_SEARCH = ReadSettings(zoom_within_work=False)
 
 
 def _second_readings(reading, photo) -> list:
@@ -186,7 +191,7 @@ def test_a_side_face_as_sure_as_its_top_face_is_flagged_with_it(monkeypatch):
 ])
 def test_the_pair_model_drops_a_side_face_beside_its_top_face(seed, index, options, die):
     photo = render_indexed(seed, "calib", index, options)
-    reading = read_image(encode_jpeg(photo.image, photo.conditions["jpeg_quality"]), load_models())
+    reading = read_image(encode_jpeg(photo.image, photo.conditions["jpeg_quality"]), load_models(), FIRST_SEARCH)
     labelled = next(d for d in photo.dice if d["die"] == die)
     assert any(box_iou(r.box, labelled["box"]) >= IOU_MIN for r in reading.dice)  # its top face is read
     # and read once: one reading has its centre in the cube's outline
@@ -201,8 +206,10 @@ def test_a_side_face_the_pair_model_rates_under_its_drop_level_is_flagged():
     # so the cube model's drop does not take it either: it is kept, flagged
     photo = render_indexed(8451, "calib", 75, SceneOptions(tilt_range=(27.0, 40.0)))
     jpeg = encode_jpeg(photo.image, photo.conditions["jpeg_quality"])
-    second = _second_readings(read_image(jpeg, load_models()), photo)
+    second = _second_readings(read_image(jpeg, load_models(), FIRST_SEARCH), photo)
     assert [(r.face.token, r.confidence >= 0.99, r.uncertain) for r in second] == [("Wo", True, True)]
+    # searched again in its own pixels, as shipped, the side face gets no box
+    assert _second_readings(read_image(jpeg, load_models()), photo) == []
 
 
 @needs_models
@@ -225,12 +232,13 @@ def test_a_box_the_face_head_is_unsure_of_on_a_read_cubes_side_is_dropped(seed, 
         return sum(count_read_twice([r.box], cube) for r in reading.dice)
 
     models = load_models()
-    reading = read_image(data, models)
-    assert any(box_iou(r.box, labelled["box"]) >= IOU_MIN for r in reading.dice)  # its top face is read
-    assert on_cube(reading) == 1  # and read once
-    assert _second_readings(reading, photo) == []
+    for settings in (ReadSettings(), FIRST_SEARCH):
+        reading = read_image(data, models, settings)
+        assert any(box_iou(r.box, labelled["box"]) >= IOU_MIN for r in reading.dice)  # its top face is read
+        assert on_cube(reading) == 1  # and read once
+        assert _second_readings(reading, photo) == []
     monkeypatch.setattr(cubes, "UNSURE_FACE", 0.0)  # no box is that unsure: the side face is read too
-    assert on_cube(read_image(data, models)) == 2
+    assert on_cube(read_image(data, models, FIRST_SEARCH)) == 2
 
 
 @needs_models

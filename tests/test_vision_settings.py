@@ -17,13 +17,13 @@ def test_the_environment_is_read_when_asked_and_unset_variables_keep_the_default
     assert ReadSettings.from_env({}) == ReadSettings()
     got = ReadSettings.from_env({"COMPANION_MODELS": "/opt/m", "COMPANION_READER_TURNS": "1",
                                  "COMPANION_READER_SURE": "1", "COMPANION_DETECTOR_VIEWS": "2",
-                                 "COMPANION_ZOOM": "0", "COMPANION_ZOOMED_VIEWS": "0",
+                                 "COMPANION_ZOOM": "0", "COMPANION_ZOOM_WORK": "0", "COMPANION_ZOOMED_VIEWS": "0",
                                  "COMPANION_FAINT_HEAT": "0", "COMPANION_BALANCE_LIGHT": "0",
                                  "COMPANION_READER_SURE_ONE": "0.9", "COMPANION_MIRROR_BAND": "0.2, 0.8",
                                  "COMPANION_JOINT_COLOUR": "0", "COMPANION_LIGHT_COLOUR": "0",
                                  "COMPANION_READER_CASCADE": "1", "COMPANION_MISSED_TOP_BANDS": "0.1,0.9; 0.2,0.8"})
     assert got == ReadSettings(models_dir=Path("/opt/m"), reader_turns=1, reader_sure=1.0, detector_views=2,
-                               zoom_small_faces=False, zoomed_views=None, faint_heat=0.0, balance_light=False,
+                               zoom_small_faces=False, zoom_within_work=False, zoomed_views=None, faint_heat=0.0, balance_light=False,
                                reader_sure_one=0.9, mirror_band=(0.2, 0.8), joint_colour=False,
                                light_colour_head=False, reader_cascade=1.0, missed_top_bands=((0.1, 0.9), (0.2, 0.8)))
 

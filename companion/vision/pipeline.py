@@ -73,6 +73,10 @@ SMALL_FACE_PX = 36.0
 SMALL_FACE_SHARE = 0.25
 USUAL_FACE_PX = 56.0
 MAX_ZOOM = MAX_DETAIL
+# A photo with no sharper copy (at most 1.2 times the working size: the generator's 480-960 px)
+# still holds more pixels than the detector's input: its small faces are searched again in the
+# working image at up to its own size (ReadSettings.zoom_within_work), from this zoom.
+MIN_WORK_ZOOM = 1.05
 # an upright view's box overlapping a box of the views averaged beyond this is that box (faint_faces)
 FAINT_SAME_FACE = 0.3
 # ... and one is looked at only within this many of a box's sides from it: beside a side face boxed
@@ -105,9 +109,11 @@ def find_faces(
     When the smaller faces found are that small (or none are found) and the photo has the pixels,
     it is searched again in the sharper copy kept at loading (up to MAX_ZOOM times the working
     size) with a proportionally larger detector input: the faces then have their usual size
-    in both models. The size is told from the upright view alone, so a photo searched again
-    does not pay for the mirror views of the first search, and the second search covers only
-    the ground around what the first saw (companion/vision/regions.py).
+    in both models. A photo with no sharper copy (a small file) is searched again in the working
+    image itself, which holds up to twice the detector input's pixels. The size is told from the
+    upright view alone, so a photo searched again does not pay for the mirror views of the first
+    search, and the second search covers only the ground around what the first saw
+    (companion/vision/regions.py).
     """
     found, detections, _, _ = _find_faces(work, models, settings)
     return found, detections
@@ -124,10 +130,13 @@ def _find_faces(
     zoom = _zoom(first) if settings.zoom_small_faces else 1.0
     if zoom > 1.0:
         sharper = load_detail(work, round(work.long_side * zoom))
-        if sharper is not work:
+        # without a sharper copy, the working image's own pixels: more than the detector's input
+        within = 1.0 if sharper is not work else min(zoom, work.long_side / detector.input_long_side)
+        if sharper is not work or (settings.zoom_within_work and within > MIN_WORK_ZOOM):
             regions = faint_regions(upright, detector.stride, _typical_face(first), settings.faint_heat)
             views = settings.zoomed_views or settings.detector_views
-            return sharper, _surest(_search_regions(detector, sharper, work, regions, views)), upright, []
+            found = _search_regions(detector, sharper, work, regions, views, within)
+            return sharper, _surest(found), upright, []
     if settings.mirror_band is None:
         heatmap = detector.all_views(upright, settings.detector_views)
     else:
@@ -152,12 +161,14 @@ def faint_faces(upright: list[Detection], found: list[Detection]) -> list[Detect
 
 
 def _search_regions(
-    detector: DetectorModel, sharper: WorkImage, work: WorkImage, regions: list[Box], views: int | None
+    detector: DetectorModel, sharper: WorkImage, work: WorkImage, regions: list[Box], views: int | None,
+    within: float = 1.0,
 ) -> list[Detection]:
     """Detect in the regions (working-image pixels) of the sharper copy, whose pixels go in at
     the working image's input scale: its faces, larger by the zoom, are then as large in the
-    input as the models are used to. Boxes in the sharper copy's pixels."""
-    long_side = round(detector.input_long_side * sharper.long_side / work.long_side)
+    input as the models are used to. Boxes in the sharper copy's pixels. With `sharper` the
+    working image itself, its input is `within` times the usual one instead."""
+    long_side = round(detector.input_long_side * sharper.long_side / work.long_side * within)
     windows = input_windows(regions, long_side / work.long_side)  # input pixels per working pixel
     return detector.detect_in_windows(sharper.rgb, windows, long_side, views)
 
