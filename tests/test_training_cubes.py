@@ -82,3 +82,32 @@ def test_the_pair_rows_record_a_faint_face_dropped_on_its_cubes_side(tmp_path, m
     (kept,) = [json.loads(line) for line in photos.read_text("utf-8").splitlines()]
     faint = [i for i, f in enumerate(kept["faint"]) if f]
     assert faint and all(kept["drop"][i] and kept["truth"][i] == "twice" for i in faint)
+
+
+@needs_models
+def test_the_pair_rows_command_run_again_writes_the_same_files(tmp_path, monkeypatch):
+    # the model card's command remakes the pair model's data: a second run must not add its rows
+    # to the first's (one tilted photo with a side face boxed beside its top face)
+    import json
+    import shutil
+
+    import companion.vision.pipeline as pipeline
+    import training.evaluate as evaluate
+    from training.cube_pairs import main as cube_pairs
+
+    # the command records through wrappers it installs: put the originals back afterwards
+    monkeypatch.setattr(pipeline, "decide", pipeline.decide)
+    monkeypatch.setattr(evaluate, "analyse", evaluate.analyse)
+
+    data = tmp_path / "set"
+    (data / "images").mkdir(parents=True)
+    shutil.copy(PHOTOS / "tilt_calib_2601_000075.jpg", data / "images" / "000075.jpg")
+    row = json.loads((PHOTOS / "tilt_calib_2601_000075.json").read_text("utf-8"))
+    (data / "labels.jsonl").write_text(json.dumps({**row, "image": "images/000075.jpg"}) + "\n", "utf-8")
+    out, photos = tmp_path / "rows.jsonl", tmp_path / "photos.jsonl"
+    args = ["--data", str(data), "--out", str(out), "--photos", str(photos)]
+    cube_pairs(args)
+    first = out.read_text("utf-8"), photos.read_text("utf-8")
+    assert first[0] and first[1]  # the photo gives pair rows
+    cube_pairs(args)
+    assert (out.read_text("utf-8"), photos.read_text("utf-8")) == first

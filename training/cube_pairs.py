@@ -166,7 +166,9 @@ def main(argv: list[str] | None = None) -> None:
     # the pipeline and evaluate, as they run, through the recording wrappers
     setattr(pipeline, "decide", _recording_decide)  # noqa: B010
     setattr(evaluate, "analyse", _recording_analyse)  # noqa: B010
-    with args.out.open("a", encoding="utf-8") as f:
+    if args.photos:  # written afresh, as --out: a run's rows, not a previous run's too
+        args.photos.write_text("", encoding="utf-8")
+    with args.out.open("w", encoding="utf-8") as f:
         for image in read_dataset(args.data, args.limit)[args.skip:]:
             _calls.clear()
             _results.clear()

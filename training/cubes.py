@@ -10,7 +10,7 @@ generator: a side face when its centre lies inside a labelled cube outline and i
 face (box IoU under 0.5 with every labelled top face), a top face when it matches one. Boxes
 on neither (clutter, pip dice) are left out. `--collect-threshold` also collects each photo's
 boxes at lower detector thresholds, where more side faces are boxed (more of them to learn from). Features are cached per folder in
-data/cache/cubes-<folder>[-t<threshold>].npz (resumable). A logistic regression (numpy, full-batch Adam, from
+data/cache/cubes-<format>-<folder>[-t<threshold>].npz (resumable). A logistic regression (numpy, full-batch Adam, from
 zero weights: no seed) is fit with the steps and weight decay given; `--drop` and `--flag` are the thresholds the
 calibration sets chose (see the model card) and are written into the file with it.
 Train only on training-split photos: the calibration and validation sets choose and report.
@@ -36,6 +36,9 @@ from companion.vision.pipeline import DEFAULT_SETTINGS, EXTRA_CANDIDATES, find_f
 from training.common import LabelledImage, per_photo, read_dataset
 
 CHECKPOINT = 100  # photos between cache writes
+# the boxes find_faces gives (found2: a photo with no sharper copy searched again in its own
+# pixels): a cache of the boxes of another rule is not reused
+CACHE_FORMAT = "found2"
 
 
 def photo_boxes(image: LabelledImage, models: Models) -> tuple[np.ndarray, np.ndarray]:
@@ -86,7 +89,8 @@ def _boxes_models(folder: Path, threshold: float | None = None) -> Models:
 def collect(folder: Path, models: Models, cache_dir: Path, threshold: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Every kept box's features and label in `folder` (cached per detector threshold, resumable)."""
     cache_dir.mkdir(parents=True, exist_ok=True)
-    path = cache_dir / (f"cubes-{folder.name}.npz" if threshold is None else f"cubes-{folder.name}-t{threshold:g}.npz")
+    name = f"cubes-{CACHE_FORMAT}-{folder.name}"
+    path = cache_dir / (f"{name}.npz" if threshold is None else f"{name}-t{threshold:g}.npz")
     done: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     if path.is_file():
         with np.load(path, allow_pickle=False) as z:

@@ -72,8 +72,9 @@ def _labels(image: LabelledImage, boxes: list[tuple[float, float, float, float]]
     return labels
 
 
-# the rule kept_boxes follows (which boxes, read under which light): a cache of another rule is not reused
-CACHE_FORMAT = "kept2"
+# the rule kept_boxes follows (which boxes, read under which light; kept3: a photo with no sharper
+# copy searched again in its own pixels): a cache of another rule is not reused
+CACHE_FORMAT = "kept3"
 
 
 def collect(folder: Path, models: Models, cache_dir: Path) -> list[tuple[np.ndarray, ...]]:
