@@ -111,3 +111,23 @@ def test_the_pair_rows_command_run_again_writes_the_same_files(tmp_path, monkeyp
     assert first[0] and first[1]  # the photo gives pair rows
     cube_pairs(args)
     assert (out.read_text("utf-8"), photos.read_text("utf-8")) == first
+
+
+@needs_models
+def test_the_first_search_switch_collects_the_boxes_before_a_small_photos_second_search():
+    """`--first-search` (training.cubes FIRST_SEARCH) collects the boxes the shipped cube models
+    and colour head were made from: on tilt calib photo 1 (tests/photos) the first search alone
+    gives the green 7 no box, the second search in the photo's own pixels boxes it."""
+    import json
+
+    from training.common import _die
+    from training.cubes import FIRST_SEARCH, photo_boxes
+
+    row = json.loads((PHOTOS / "tilt_calib_000001.json").read_text())
+    image = LabelledImage(PHOTOS / "tilt_calib_000001.jpg", row["width"], row["height"],
+                          tuple(_die(d) for d in row["dice"]))
+    models = _boxes_models(default_models_dir())
+    _, first = photo_boxes(image, models, FIRST_SEARCH)
+    _, found = photo_boxes(image, models)
+    assert int((found == 0).sum()) == len(image.dice)  # every top face boxed
+    assert int((first == 0).sum()) == len(image.dice) - 1  # the green 7 missed

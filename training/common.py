@@ -31,6 +31,9 @@ PRECROP_SIZE = 128
 # share of it is visible (the numeral sits in the middle); below, it is ignored: neither a
 # miss when not found nor a false detection when found.
 VISIBLE_MIN = 0.75
+# `--first-search` of the commands that make the cube models and the colour head
+FIRST_SEARCH_HELP = ("collect with the first search's boxes only (ReadSettings.zoom_within_work off: no second "
+                     "search of a small photo in its own pixels), the boxes the shipped files were made from")
 
 
 # ---------------------------------------------------------------- dataset

@@ -1,15 +1,16 @@
 """Train the cube model's pair model (companion/vision/cubes.py `PairModel`): is box i a side face
 of the cube whose top face box j is?
 
-    .venv/bin/python -m training.cube_pairs --data data/cubes_train/tilt --out /tmp/rows.jsonl \\
+    .venv/bin/python -m training.cube_pairs --data data/cubes_train/tilt --first-search --out /tmp/rows.jsonl \\
         --photos data/cache/pairs-tilt.jsonl        # and the same for data/cubes_train/dark
     .venv/bin/python -m training.cube_pair_model --photos data/cache/pairs-tilt.jsonl \\
-        data/cache/pairs-dark.jsonl --steps 3000 --l2 0.001 --drop 0.5 --models models/cubes.json
+        data/cache/pairs-dark.jsonl --steps 3000 --l2 0.001 --drop 0.9 --models models/cubes.json
 
 training.cube_pairs reads each photo through the shipped pipeline and writes, per photo, the
 `pair_features` of every two kept boxes within SAME_CUBE_REACH with a label from the generator:
 1 where box i lies on the cube outline of the labelled top face box j reads and reads no top face
-itself, 0 where box i reads a labelled top face, -1 (left out) otherwise. A logistic regression is
+itself, 0 where box i reads a labelled top face, -1 (left out) otherwise (`--first-search`: of the
+first search's boxes only, as the shipped pair model learnt). A logistic regression is
 fit on them as training.cubes fits the cube model (full-batch Adam from zero weights: no seed) and
 written into the cube model's file under "pairs", with `--drop`, the threshold the calibration
 sets chose. Train only on training-split photos.

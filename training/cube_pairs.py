@@ -11,7 +11,8 @@ box's cube features, whether the pipeline dropped or flagged it, what it truly i
 training.evaluate counts: a top face read, a die read twice, an extra reading, a real die lost)
 and evaluate's read-twice count of the photo. `--photos`: per photo, what the cube model weighed
 of all its kept boxes (to replay other drop rules through `cubes._second_on_cube` without reading
-the photos again). Reads the photos through the whole pipeline (training.evaluate).
+the photos again). Reads the photos through the whole pipeline (training.evaluate); with
+`--first-search`, with the first search's boxes only (training.cubes FIRST_SEARCH).
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ from companion.dice import standard_set
 from companion.vision import cubes
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES
 from companion.vision.models import load_models
-from training.common import read_dataset
+from companion.vision.pipeline import DEFAULT_SETTINGS
+from training.common import FIRST_SEARCH_HELP, read_dataset
+from training.cubes import FIRST_SEARCH
 import training.evaluate as evaluate
 from training.evaluate import IOU_MIN, _cube_outline, _inside, box_iou, evaluate_image, match_boxes
 
@@ -161,7 +164,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--models", type=Path, default=Path("models"))
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--photos", type=Path, help="also write, per photo, what the cube model weighed of all its boxes")
+    ap.add_argument("--first-search", action="store_true", help=FIRST_SEARCH_HELP)
     args = ap.parse_args(argv)
+    settings = FIRST_SEARCH if args.first_search else DEFAULT_SETTINGS
     models = load_models(args.models)
     # the pipeline and evaluate, as they run, through the recording wrappers
     setattr(pipeline, "decide", _recording_decide)  # noqa: B010
@@ -172,7 +177,7 @@ def main(argv: list[str] | None = None) -> None:
         for image in read_dataset(args.data, args.limit)[args.skip:]:
             _calls.clear()
             _results.clear()
-            result = evaluate_image(image, models)
+            result = evaluate_image(image, models, settings)
             if _calls:
                 for row in _rows(image, _calls[-1], _results[-1], result.read_twice):
                     f.write(json.dumps({"set": str(args.data), **row}) + "\n")

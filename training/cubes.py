@@ -1,6 +1,6 @@
 """Train the cube model (companion/vision/cubes.py): is a box a cube's side face?
 
-    .venv/bin/python -m training.cubes --data data/cubes_train/tilt data/cubes_train/dark \\
+    .venv/bin/python -m training.cubes --data data/cubes_train/tilt data/cubes_train/dark --first-search \\
         --steps 3000 --l2 0.001 --drop 0.37 --flag 0.15 --out models/cubes.json
 
 Each photo goes through the shipped pipeline up to the reader (models/, as analyse runs it);
@@ -13,6 +13,8 @@ boxes at lower detector thresholds, where more side faces are boxed (more of the
 data/cache/cubes-<format>-<folder>[-t<threshold>].npz (resumable). A logistic regression (numpy, full-batch Adam, from
 zero weights: no seed) is fit with the steps and weight decay given; `--drop` and `--flag` are the thresholds the
 calibration sets chose (see the model card) and are written into the file with it.
+`--first-search` collects the first search's boxes only (FIRST_SEARCH: no second search of a small
+photo in its own pixels), the boxes the shipped file was made from.
 Train only on training-split photos: the calibration and validation sets choose and report.
 """
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -33,22 +36,28 @@ from companion.vision.detector import DetectorModel
 from companion.vision.models import CALIBRATION_FILE, DETECTOR_FILE, READER_FILE, Models, default_models_dir
 from companion.vision.reader import ReaderModel, softmax
 from companion.vision.pipeline import DEFAULT_SETTINGS, EXTRA_CANDIDATES, find_faces, read_boxes
-from training.common import LabelledImage, per_photo, read_dataset
+from companion.vision.settings import ReadSettings
+from training.common import FIRST_SEARCH_HELP, LabelledImage, per_photo, read_dataset
 
 CHECKPOINT = 100  # photos between cache writes
 # the boxes find_faces gives (found2: a photo with no sharper copy searched again in its own
-# pixels): a cache of the boxes of another rule is not reused
+# pixels; found1: the first search's boxes only, FIRST_SEARCH): a cache of another rule is not reused
 CACHE_FORMAT = "found2"
+FIRST_SEARCH_FORMAT = "found1"
+# The first search's boxes only (no second search of a small photo in its own pixels): the boxes
+# the shipped cube model was made from, so that the model card's command replays it.
+FIRST_SEARCH = replace(DEFAULT_SETTINGS, zoom_within_work=False)
 
 
-def photo_boxes(image: LabelledImage, models: Models) -> tuple[np.ndarray, np.ndarray]:
+def photo_boxes(image: LabelledImage, models: Models,
+                settings: ReadSettings = DEFAULT_SETTINGS) -> tuple[np.ndarray, np.ndarray]:
     """(features, labels: 1 side face, 0 top face, -1 neither) of the boxes the pipeline reads."""
     work = load_work_image(image.path)
-    work, dets = find_faces(work, models, DEFAULT_SETTINGS)
+    work, dets = find_faces(work, models, settings)
     dets = dets[:MAX_DICE + EXTRA_CANDIDATES]
     if not dets:
         return np.zeros((0, len(FEATURES))), np.zeros(0)
-    read = read_boxes(work, dets, models, DEFAULT_SETTINGS)
+    read = read_boxes(work, dets, models, settings)
     cal = models.calibration
     faces = read.face_probability()
     faces = np.ones(len(dets)) if faces is None else faces
@@ -86,10 +95,13 @@ def _boxes_models(folder: Path, threshold: float | None = None) -> Models:
     return Models(detector, ReaderModel.load(folder / READER_FILE), calibration)
 
 
-def collect(folder: Path, models: Models, cache_dir: Path, threshold: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Every kept box's features and label in `folder` (cached per detector threshold, resumable)."""
+def collect(folder: Path, models: Models, cache_dir: Path, threshold: float | None = None,
+            first_search: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Every kept box's features and label in `folder` (cached per detector threshold, resumable);
+    `first_search`: the first search's boxes only (FIRST_SEARCH)."""
     cache_dir.mkdir(parents=True, exist_ok=True)
-    name = f"cubes-{CACHE_FORMAT}-{folder.name}"
+    settings = FIRST_SEARCH if first_search else DEFAULT_SETTINGS
+    name = f"cubes-{FIRST_SEARCH_FORMAT if first_search else CACHE_FORMAT}-{folder.name}"
     path = cache_dir / (f"{name}.npz" if threshold is None else f"{name}-t{threshold:g}.npz")
     done: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     if path.is_file():
@@ -97,7 +109,7 @@ def collect(folder: Path, models: Models, cache_dir: Path, threshold: float | No
             if tuple(z["features_names"]) == FEATURES:
                 for name, f, y in zip(z["names"], np.split(z["x"], z["splits"]), np.split(z["y"], z["splits"])):
                     done[str(name)] = (f, y)
-    rows = per_photo(folder, read_dataset(folder), done, lambda image: photo_boxes(image, models),
+    rows = per_photo(folder, read_dataset(folder), done, lambda image: photo_boxes(image, models, settings),
                      lambda done: _save(path, done), CHECKPOINT)
     return np.concatenate([r[0] for r in rows]), np.concatenate([r[1] for r in rows])
 
@@ -137,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", default="data/cache", help="where the features of each folder are kept")
     ap.add_argument("--collect-threshold", type=float, nargs="+",
                     help="also collect boxes at these detector thresholds (under the calibrated one: more side faces)")
+    ap.add_argument("--first-search", action="store_true", help=FIRST_SEARCH_HELP)
     ap.add_argument("--steps", type=int, default=3000)
     ap.add_argument("--l2", type=float, default=1e-3, help="weight decay of the standardised weights")
     ap.add_argument("--drop", type=float, required=True, help="drop a second box on a cube from this P(side face)")
@@ -145,9 +158,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     cv2.setNumThreads(1)
     folder = Path(args.models) if args.models else default_models_dir()
-    parts = [collect(Path(d), _boxes_models(folder), Path(args.cache)) for d in args.data]
+    first = args.first_search
+    parts = [collect(Path(d), _boxes_models(folder), Path(args.cache), first_search=first) for d in args.data]
     for t in args.collect_threshold or ():
-        parts += [collect(Path(d), _boxes_models(folder, t), Path(args.cache), t) for d in args.data]
+        parts += [collect(Path(d), _boxes_models(folder, t), Path(args.cache), t, first) for d in args.data]
     x = np.concatenate([p[0] for p in parts])
     y = np.concatenate([p[1] for p in parts])
     x, y = x[y >= 0], y[y >= 0]
@@ -156,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = {"features": list(INPUTS), **model, "drop": args.drop, "flag": args.flag,
             "trained": {"data": [str(d) for d in args.data], "boxes": len(y), "side_faces": int(y.sum()),
                         "steps": args.steps, "l2": args.l2,
-                        "collect_thresholds": args.collect_threshold or []}}
+                        "collect_thresholds": args.collect_threshold or [], "first_search": first}}
     Path(args.out).write_text(json.dumps(meta, indent=1) + "\n")
     print(f"wrote {args.out}")
     return 0

@@ -2,7 +2,7 @@
 holds the head for crops corrected from an unusual light:
 
     .venv/bin/python -m training.light_colour --data data/light_train/{warm,warm_tilt,warm_dark,cold,cold_dark} \\
-        --lights corrected --relative --blend 0.75 --temperature 1.35 --steps 1000 --l2 0.003 --out models/light_colour.json
+        --first-search --lights corrected --relative --blend 0.75 --temperature 1.35 --steps 1000 --l2 0.003 --out models/light_colour.json
 
 Each photo goes through the shipped pipeline up to the reader (models/, as analyse runs it):
 every box it reads as a die (analyse's kept boxes), matched to a labelled top face (IoU >= 0.5,
@@ -14,13 +14,16 @@ Features are cached per folder in data/cache/light_colour-<format>-<reader>-<fol
 light of `--lights`, a multinomial logistic regression (numpy, full-batch Adam on standardised
 inputs, from zero weights: no randomness) is fit on the boxes under that light with the steps
 and weight decay given; `--blend` and `--temperature` are what the calibration sets chose (see
-the model card) and are written into the file with it. Train only on training-split photos.
+the model card) and are written into the file with it. `--first-search` collects the first
+search's boxes only (KEPT_FIRST_SEARCH), the boxes the shipped file was made from. Train only on
+training-split photos.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -33,7 +36,7 @@ from companion.vision.light_colour import INK_FEATURES, LIGHTS, head_inputs, ink
 from companion.vision.models import Models, default_models_dir, load_models
 from companion.vision.pipeline import kept_boxes
 from companion.vision.settings import ReadSettings
-from training.common import LabelledImage, per_photo, read_dataset
+from training.common import FIRST_SEARCH_HELP, LabelledImage, per_photo, read_dataset
 
 CHECKPOINT = 100  # photos between cache writes
 EMBEDDING = 320
@@ -41,16 +44,18 @@ EMBEDDING = 320
 # a dark photo's sure boxes from a lower face probability (ReadSettings.dark_face_threshold); the
 # shipped head learnt without them, and this command remakes it.
 KEPT = ReadSettings(dark_face_threshold=None)
+# --first-search: the first search's boxes only, as the shipped head was made from
+KEPT_FIRST_SEARCH = replace(KEPT, zoom_within_work=False)
 
 
-def photo_crops(image: LabelledImage, models: Models) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def photo_crops(image: LabelledImage, models: Models, settings: ReadSettings = KEPT) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(embeddings, colour logits, true colour index or -1, the photo's light: LIGHTS' index, -1
     for an uncorrected light beyond the training look's) of the kept boxes of a photo."""
     empty = (np.zeros((0, EMBEDDING)), np.zeros((0, 4)), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
              np.zeros((0, INK_FEATURES)))
     # the boxes the pipeline reads as dice (analyse): a relative head's photo means are over them;
     # those the calibration's face threshold keeps, as the shipped head learnt from (KEPT)
-    found = kept_boxes(load_work_image(image.path), models, KEPT)
+    found = kept_boxes(load_work_image(image.path), models, settings)
     if found is None or found.read.embedding is None:
         return empty
     work, dets, keep, read, light = found.work, found.detections, found.keep, found.read, found.light
@@ -73,23 +78,27 @@ def _labels(image: LabelledImage, boxes: list[tuple[float, float, float, float]]
 
 
 # the rule kept_boxes follows (which boxes, read under which light; kept3: a photo with no sharper
-# copy searched again in its own pixels): a cache of another rule is not reused
+# copy searched again in its own pixels; kept2: the first search's boxes only): a cache of another
+# rule is not reused
 CACHE_FORMAT = "kept3"
+FIRST_SEARCH_FORMAT = "kept2"
 
 
-def collect(folder: Path, models: Models, cache_dir: Path) -> list[tuple[np.ndarray, ...]]:
+def collect(folder: Path, models: Models, cache_dir: Path, first_search: bool = False) -> list[tuple[np.ndarray, ...]]:
     """Per photo of `folder`, its kept boxes' embeddings, colour logits, colours (-1: no labelled
-    top face), photo light and ink features (photo_crops; cached, resumable)."""
+    top face), photo light and ink features (photo_crops; cached, resumable); `first_search`: of
+    the first search's boxes only (KEPT_FIRST_SEARCH)."""
     cache_dir.mkdir(parents=True, exist_ok=True)
-    # named for what its rows are: the boxes the pipeline keeps (CACHE_FORMAT), read by this reader
-    path = cache_dir / f"light_colour-{CACHE_FORMAT}-{models.reader.fingerprint[:12]}-{folder.name}.npz"
+    settings, rule = (KEPT_FIRST_SEARCH, FIRST_SEARCH_FORMAT) if first_search else (KEPT, CACHE_FORMAT)
+    # named for what its rows are: the boxes the pipeline keeps (the rule), read by this reader
+    path = cache_dir / f"light_colour-{rule}-{models.reader.fingerprint[:12]}-{folder.name}.npz"
     done: dict[str, tuple[np.ndarray, ...]] = {}
     if path.is_file():
         with np.load(path, allow_pickle=False) as z:
             parts = [np.split(z[k], z["splits"]) for k in ("e", "c", "y", "k", "i")]
             for name, *rows in zip(z["names"], *parts):
                 done[str(name)] = tuple(rows)
-    return per_photo(folder, read_dataset(folder), done, lambda image: photo_crops(image, models),
+    return per_photo(folder, read_dataset(folder), done, lambda image: photo_crops(image, models, settings),
                      lambda done: _save(path, done), CHECKPOINT)
 
 
@@ -156,14 +165,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--inks", action="store_true", help="the heads also take the faces' measured inks (ink_features)")
     ap.add_argument("--relative", action="store_true",
                     help="the heads also take each box's features less its photo's means (head_inputs)")
+    ap.add_argument("--first-search", action="store_true", help=FIRST_SEARCH_HELP)
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
     if len(args.blend) != len(args.lights) or len(args.temperature) != len(args.lights):
         ap.error("give one --blend and one --temperature per light of --lights")
     cv2.setNumThreads(1)
     models = load_models(Path(args.models) if args.models else default_models_dir())
-    x, y, k = inputs([r for d in args.data for r in collect(Path(d), models, Path(args.cache))], args.inks,
-                     args.relative)
+    rows = [r for d in args.data for r in collect(Path(d), models, Path(args.cache), args.first_search)]
+    x, y, k = inputs(rows, args.inks, args.relative)
     heads = {}
     for light, blend, temperature in zip(args.lights, args.blend, args.temperature):
         under = k == LIGHTS.index(light)
@@ -171,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         heads[light] = {**fit(x[under], y[under], args.steps, args.l2), "blend": blend, "temperature": temperature,
                         "inks": args.inks, "relative": args.relative, "boxes": int(under.sum())}
     meta = {"heads": heads, "trained": {"data": [str(d) for d in args.data], "steps": args.steps, "l2": args.l2,
-                                        "reader": models.reader.fingerprint}}
+                                        "reader": models.reader.fingerprint, "first_search": args.first_search}}
     Path(args.out).write_text(json.dumps(meta) + "\n")
     print(f"wrote {args.out}")
     return 0
