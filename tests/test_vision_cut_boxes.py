@@ -8,7 +8,10 @@ tests/photos with their label rows:
   the photo's nine dice, all read right and sure, so the page would say "10 dice" with one of them
   not there;
 - data/calib photo 747 (`training.synth --split calib`, seed 2001): a die's side face at the left
-  edge read 8b at 1.00."""
+  edge read 8b at 1.00;
+- data/v1_calib photo 210 (`make data-v1`: the generator at 73db4eb, `--split calib --seed 5001`):
+  one die at the left edge, its top face (5b) outside the frame, its side face read 8o at 0.99,
+  the photo's only box."""
 
 import numpy as np
 import pytest
@@ -54,5 +57,17 @@ def test_only_a_small_box_at_the_frames_edge_is_flagged():
     assert not cut_boxes(dice + [box(2 * CUT_EDGE, 300.0, small)], 640, 480).any()  # beyond it
     assert not cut_boxes(dice + [box(20.0, 300.0, small)], 640, 480).any()  # small, but inside the frame
     assert not cut_boxes(dice + [box(0.0, 300.0, 40.0)], 640, 480).any()  # at the edge, as large as the dice
-    assert not cut_boxes([box(0.0, 0.0, 10.0)], 640, 480).any()  # one box: nothing to compare
+    assert cut_boxes([box(0.0, 0.0, 10.0)], 640, 480).tolist() == [True]  # the only box, at the edge
+    assert not cut_boxes([box(20.0, 20.0, 10.0)], 640, 480).any()  # the only box, inside the frame
     assert cut_boxes([], 640, 480).shape == (0,)
+
+
+@needs_models
+def test_the_only_box_of_a_photo_at_the_frames_edge_is_flagged():
+    photo = PHOTOS / "v1_calib_000210.jpg"
+    models = load_models()
+    reading = read_image(photo, models)
+    (side,) = on_no_die(reading, photo)  # no labelled top face in the frame
+    assert len(reading.dice) == 1 and side.confidence >= 0.99  # read as surely as a top face
+    assert side.uncertain
+    assert not read_image(photo, models, ReadSettings(flag_cut_boxes=False)).dice[0].uncertain

@@ -118,6 +118,9 @@ FLAT_PRINT_LEAD = 0.4
 # two side faces read silently at the edge there (areas 0.33 and 0.38 of the photo's median) and
 # flags 46 dice more in all (training.evaluate); in an offline replay a CUT_AREA of 0.5 caught the
 # same two for three times the flags.
+# A box at the edge that is the photo's only box has no other face to be measured against: it is
+# flagged too (a side face filling the view, its die's top face outside the frame, reads as
+# surely as a top face).
 CUT_EDGE = 0.5
 CUT_AREA = 0.4
 # In a photo where at least DOUBTED_SHARE of the dice read are flagged already, flag every die the
@@ -275,13 +278,15 @@ def flat_prints(rgb: np.ndarray, boxes: list[tuple[float, float, float, float]])
 def cut_boxes(boxes: list[tuple[float, float, float, float]], width: int, height: int) -> np.ndarray:
     """Per box (x0, y0, x1, y1) in an image of `width` x `height`: it touches the image's edge
     (within CUT_EDGE) and its area is under CUT_AREA of the median area of the photo's other
-    boxes (a photo of one box: no flag)."""
+    boxes, or it is the photo's only box."""
     b = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
     area = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
     at_edge = ((b[:, 0] <= CUT_EDGE) | (b[:, 1] <= CUT_EDGE)
                | (b[:, 2] >= width - CUT_EDGE) | (b[:, 3] >= height - CUT_EDGE))
     out = np.zeros(len(b), dtype=bool)
-    for i in np.flatnonzero(at_edge) if len(b) > 1 else ():
+    if len(b) == 1:  # no other box to measure it against
+        return at_edge
+    for i in np.flatnonzero(at_edge):
         out[i] = area[i] < CUT_AREA * float(np.median(np.delete(area, i)))
     return out
 
