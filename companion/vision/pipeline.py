@@ -13,14 +13,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from companion.dice import MAX_DICE, DiceSet, Face, standard_set
+from companion.dice import MAX_DICE, Color, DiceSet, Face, standard_set
 from companion.vision.crops import box_crop
 from companion.vision.cubes import CubeDecision, decide, nearer_direction, perspective
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES, DecodedDie, decode
 from companion.vision.detector import Detection, DetectorModel, Heatmap, box_ious
 from companion.vision.doubts import (
-    colour_margin_doubts, cut_boxes, doubted_photo, doubtful_photo, face_margin_doubts, flat_prints, ink_doubts,
-    oversized_boxes, small_faces, turn_doubts, value_margin_doubts,
+    colour_margin_doubts, cut_boxes, doubted_photo, doubtful_photo, face_margin_doubts, faint_warm_inks, flat_prints,
+    ink_doubts, oversized_boxes, small_faces, turn_doubts, value_margin_doubts,
 )
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
 from companion.vision.inks import Ink, cast_of, light_reference, measure_inks
@@ -269,6 +269,11 @@ def analyse(
     if settings.flag_ink_doubts and _usual_light(cast):
         # under the usual light the reader's colour decides a sure die; the photo's inks may still doubt it (doubts.py)
         unsure |= ink_doubts(color_logits, inks(), cal.color_temperature)
+    if settings.flag_faint_warm_inks and cast is None:  # dark bodies: a red or orange from a faint ink (doubts.py)
+        colours: list[Color | None] = [None] * len(boxes)
+        for d in decoded:
+            colours[d.index] = d.face.color
+        unsure |= faint_warm_inks(colours, inks())
     unsure |= second[keep] & settings.flag_second_boxes
     unsure |= found.lone[keep]  # a side face read alone (settings.flag_missed_tops)
     if settings.flag_colour_margin:  # the reader's own colour was not clearly ahead (doubts.py)

@@ -136,6 +136,9 @@ class ReadSettings:
     # flag a small box cut by the photo's edge: part of a die, maybe a side face whose top face is
     # outside the frame (doubts.cut_boxes)
     flag_cut_boxes: bool = True
+    # on dark bodies, flag a die read red or orange from an ink far fainter than the photo's other
+    # reds' and oranges': maybe a blue or green ink a warm light turned warm (doubts.faint_warm_inks)
+    flag_faint_warm_inks: bool = True
     # flag a small face whose value the reader reads not far ahead of the next (doubts.small_faces)
     flag_small_faces: bool = True
     # flag a box beyond which, away from the camera, the reader sees a top face the detector

@@ -1,0 +1,45 @@
+"""On dark bodies a red or orange ink is colourful against the black, and the photo's reds and
+oranges measure alike: a die read red or orange from an ink far fainter than theirs is flagged,
+maybe a blue or green ink a warm light turned warm (doubts.faint_warm_inks).
+
+Real ONNX models through the real pipeline on a generated calibration photo kept in tests/photos
+with its label row: data/stress_warm_calib photo 99 (`training.synth --split calib --seed 2301
+--light warm`), eight black dice under a 2729 K lamp. Its 10b is read 10o at 1.00, its ink's
+chroma 0.09 beside the photo's reds and oranges at 0.67-0.72."""
+
+from companion.dice import Color
+from companion.vision import ReadSettings, read_image
+from companion.vision.doubts import FAINT_WARM_SHARE, faint_warm_inks
+from companion.vision.inks import Ink
+from companion.vision.models import load_models
+from photo_helpers import PHOTOS, die_on, needs_models
+
+PHOTO = PHOTOS / "warm_calib_000099.jpg"
+
+
+@needs_models
+def test_a_blue_die_read_orange_from_a_faint_ink_on_a_dark_body_is_flagged():
+    models = load_models()
+    without = read_image(PHOTO, models, ReadSettings(flag_faint_warm_inks=False))
+    misread = die_on(without, PHOTO, "10b")
+    assert misread.face.token == "10o" and misread.confidence >= 0.99 and not misread.uncertain  # silent
+    shipped = read_image(PHOTO, models)
+    assert die_on(shipped, PHOTO, "10b").uncertain
+    # the photo's true reds and oranges, as colourful as each other, gain no flag
+    for token in ("1r", "9o", "10r"):
+        assert die_on(shipped, PHOTO, token).uncertain == die_on(without, PHOTO, token).uncertain
+
+
+def test_only_a_red_or_orange_far_fainter_than_the_photos_others_is_flagged():
+    def ink(chroma):
+        return Ink(30.0, chroma, False)
+
+    red, orange, blue = Color.RED, Color.ORANGE, Color.BLUE
+    bright = [ink(0.7), ink(0.6), ink(0.65)]
+    faint = 0.65 * FAINT_WARM_SHARE * 0.9
+    assert faint_warm_inks([red, orange, red, orange], bright + [ink(faint)]).tolist() == [False, False, False, True]
+    assert not faint_warm_inks([red, orange, red, orange], bright + [ink(0.65 * FAINT_WARM_SHARE * 1.1)]).any()
+    assert not faint_warm_inks([red, orange, red, blue], bright + [ink(faint)]).any()  # a faint blue is a blue
+    assert not faint_warm_inks([None, None, None, red], bright + [ink(faint)]).any()  # no other red or orange read
+    assert faint_warm_inks([red, None, None, orange], bright + [ink(faint)]).tolist() == [False, False, False, True]
+    assert faint_warm_inks([], []).shape == (0,)
