@@ -26,6 +26,28 @@ def die_on(reading, photo: Path, token: str):
     return die
 
 
+def silent_then_flagged(photo: Path, off, token: str, misread: str):
+    """The photo read with `off` (ReadSettings with one flag switched off) and as shipped: its die
+    `token` is read `misread` at 0.99 or more without a flag with `off`, and flagged as shipped
+    (both asserted). Returns (without, shipped)."""
+    from companion.vision import read_image
+    from companion.vision.models import load_models
+
+    models = load_models()
+    without = read_image(photo, models, off)
+    die = die_on(without, photo, token)
+    assert die.face.token == misread and die.confidence >= 0.99 and not die.uncertain  # silent without the flag
+    shipped = read_image(photo, models)
+    assert die_on(shipped, photo, token).uncertain
+    return without, shipped
+
+
+def gained_flags(without, shipped) -> list[str]:
+    """The dice flagged as shipped and not in `without` (the same boxes, in the same order)."""
+    assert len(without.dice) == len(shipped.dice)
+    return [b.face.token for b, a in zip(without.dice, shipped.dice) if a.uncertain and not b.uncertain]
+
+
 def on_no_die(reading, photo: Path) -> list:
     """The readings whose box matches none of the photo's labelled dice."""
     truth = [d["box"] for d in labelled_dice(photo)]

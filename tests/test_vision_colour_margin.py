@@ -18,7 +18,7 @@ import pytest
 from companion.vision import ReadSettings, read_image
 from companion.vision.doubts import COLOUR_MARGIN_SHARE, colour_margin_doubts
 from companion.vision.models import load_models
-from photo_helpers import PHOTOS, die_on, needs_models
+from photo_helpers import PHOTOS, die_on, gained_flags, needs_models
 
 
 
@@ -47,8 +47,7 @@ def test_only_the_misread_colour_gains_a_flag_in_the_tilted_photo():
     photo, models = PHOTOS / "tilt_calib_000070.jpg", load_models()
     before = read_image(photo, models, ReadSettings(flag_colour_margin=False))
     after = read_image(photo, models, ReadSettings())
-    gained = [b.face.token for b, a in zip(before.dice, after.dice) if a.uncertain and not b.uncertain]
-    assert gained == ["Wo"]
+    assert gained_flags(before, after) == ["Wo"]
 
 
 def test_the_margin_is_judged_against_the_photos_other_dice():

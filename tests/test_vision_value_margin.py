@@ -10,10 +10,9 @@ silent with every other flag on."""
 
 import numpy as np
 
-from companion.vision import ReadSettings, read_image
+from companion.vision import ReadSettings
 from companion.vision.doubts import VALUE_MARGIN_SHARE, value_margin_doubts
-from companion.vision.models import load_models
-from photo_helpers import PHOTOS, die_on, needs_models
+from photo_helpers import PHOTOS, gained_flags, needs_models, silent_then_flagged
 
 PHOTO = PHOTOS / "warm_calib_8301_000082.jpg"
 
@@ -21,15 +20,9 @@ PHOTO = PHOTOS / "warm_calib_8301_000082.jpg"
 
 @needs_models
 def test_a_value_far_less_sure_than_the_photos_others_is_flagged():
-    models = load_models()
-    without = read_image(PHOTO, models, ReadSettings(flag_value_margin=False))
-    die = die_on(without, PHOTO, "1r")
-    assert die.face.token == "7r" and die.confidence >= 0.99 and not die.uncertain  # silent without it
-    shipped = read_image(PHOTO, models)
-    assert die_on(shipped, PHOTO, "1r").uncertain
+    without, shipped = silent_then_flagged(PHOTO, ReadSettings(flag_value_margin=False), "1r", "7r")
     # the photo's other dice keep their flags: only the misread gained one
-    gained = [b.face.token for b, a in zip(without.dice, shipped.dice) if a.uncertain and not b.uncertain]
-    assert gained == ["7r"]
+    assert gained_flags(without, shipped) == ["7r"]
 
 
 def test_only_a_lead_far_under_the_photos_others_is_flagged():
