@@ -1,15 +1,20 @@
 """A photo with many dice flagged already: its dice the decoder is not quite sure of are flagged
-too (doubts.doubted_photo). Real ONNX models through the real pipeline on photos of the second
-tilted choosing set (data/more/stress_tilt_calib2), regenerated here, and the rule itself."""
+too, and where nearly all are flagged, every die is (doubts.doubted_photo). Real ONNX models
+through the real pipeline on photos of the second tilted choosing set
+(data/more/stress_tilt_calib2), regenerated here, and on data/v1_calib photo 8 (`make data-v1`:
+the generator at 73db4eb, `--split calib --seed 5001`), kept in tests/photos with its label row:
+small dice seen from the side, nine of its ten readings flagged, the tenth a Wo at 1.00 on no
+labelled top face; and the rule itself."""
 
 import numpy as np
 import pytest
 
 from companion.vision import ReadSettings, read_image
-from companion.vision.doubts import DOUBTED_SHARE, DOUBTED_SURE, doubted_photo
+from companion.vision.doubts import DOUBTED_ALL_SHARE, DOUBTED_SHARE, DOUBTED_SURE, doubted_photo
 from companion.vision.models import load_models, models_present
 from training.synth.dataset import encode_jpeg, render_indexed
 from training.synth.scene import SceneOptions
+from photo_helpers import PHOTOS, on_no_die
 
 needs_models = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
 TILTED = SceneOptions(tilt_range=(27.0, 40.0))  # data/more/stress_tilt_calib2: seed 8451 (Makefile)
@@ -46,3 +51,18 @@ def test_only_a_much_doubted_photo_has_its_less_sure_dice_flagged():
     many = np.array([True, False, False, True])
     assert doubted_photo(many, confidence).tolist() == [False, True, False, True]
     assert doubted_photo(np.zeros(0, dtype=bool), np.zeros(0)).tolist() == []
+    nearly_all = np.ones(10, dtype=bool)
+    nearly_all[0] = False  # nine of ten flagged: at least DOUBTED_ALL_SHARE
+    assert np.mean(nearly_all) >= DOUBTED_ALL_SHARE and doubted_photo(nearly_all, np.ones(10)).all()
+    assert not doubted_photo(many, np.ones(4)).any()  # half flagged: the sure dice stay unflagged
+
+
+@needs_models
+def test_every_die_of_a_photo_nearly_all_flagged_is_flagged():
+    photo = PHOTOS / "v1_calib_000008.jpg"
+    models = load_models()
+    before = read_image(photo, models, ReadSettings(flag_doubted_photos=False))
+    (sure,) = [d for d in before.dice if not d.uncertain]
+    assert sure in on_no_die(before, photo) and sure.confidence >= 0.99  # the one sure reading is on no die
+    assert np.mean([d.uncertain for d in before.dice]) >= DOUBTED_ALL_SHARE
+    assert all(d.uncertain for d in read_image(photo, models).dice)

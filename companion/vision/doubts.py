@@ -139,6 +139,12 @@ FAINT_WARM_SHARE = 0.2
 # (see doubted_photo's docstring for the figures).
 DOUBTED_SHARE = 0.3
 DOUBTED_SURE = 0.985
+# Where at least DOUBTED_ALL_SHARE of a photo's dice are flagged already, every die is (doubted_photo):
+# the player checks the photo in any case, and its few sure readings are no surer than its scene.
+# Chosen on the choosing sets: at 0.85 it catches the two photos of data/v1_calib whose only sure
+# reading was a side face (8 of 9 and 9 of 10 dice flagged; silent photos 1.00% -> 0.50%) for 48
+# dice more flagged in all (about 37,000); 0.75 catches the same two for 205.
+DOUBTED_ALL_SHARE = 0.85
 # A small face shows its numeral in few pixels, and there the reader's sure values are less often
 # right than its confidence says: a blurred or foreshortened 3 read 5, 2 read 8, 1 read 7. Of the dice
 # no other flag marked on the 18 choosing sets (30,367 of 36,720 found), those whose box's shorter
@@ -172,7 +178,8 @@ def doubtful_photo(weak: np.ndarray, second: np.ndarray, faces: np.ndarray) -> n
 
 def doubted_photo(unsure: np.ndarray, confidence: np.ndarray) -> np.ndarray:
     """Per die: the photo has at least DOUBTED_SHARE of its dice flagged (`unsure`) and the
-    decoder is under DOUBTED_SURE of this one (`confidence`).
+    decoder is under DOUBTED_SURE of this one (`confidence`); or the photo has at least
+    DOUBTED_ALL_SHARE of its dice flagged.
 
     The decoder's confidence is calibrated over all photos, but a photo where a third of the
     dice already draw a flag is one whose scene confuses the reader (a strong tilt, blur, a
@@ -184,6 +191,8 @@ def doubted_photo(unsure: np.ndarray, confidence: np.ndarray) -> np.ndarray:
     unsure = np.asarray(unsure, dtype=bool)
     if not len(unsure) or unsure.mean() < DOUBTED_SHARE:
         return np.zeros(len(unsure), dtype=bool)
+    if unsure.mean() >= DOUBTED_ALL_SHARE:
+        return np.ones(len(unsure), dtype=bool)
     return np.asarray(confidence, dtype=np.float64) < DOUBTED_SURE
 
 
