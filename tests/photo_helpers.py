@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from companion.vision.models import models_present
+from companion.vision import read_image
+from companion.vision.models import load_models, models_present
 from training.evaluate import IOU_MIN, box_iou
 
 PHOTOS = Path(__file__).parent / "photos"
@@ -30,9 +31,6 @@ def silent_then_flagged(photo: Path, off, token: str, misread: str):
     """The photo read with `off` (ReadSettings with one flag switched off) and as shipped: its die
     `token` is read `misread` at 0.99 or more without a flag with `off`, and flagged as shipped
     (both asserted). Returns (without, shipped)."""
-    from companion.vision import read_image
-    from companion.vision.models import load_models
-
     models = load_models()
     without = read_image(photo, models, off)
     die = die_on(without, photo, token)
