@@ -152,8 +152,8 @@ class ReadSettings:
     # upright 0.05 would stop one at 0.04 that ends up at 0.46; from two turns on, the face probability
     # moves less: 1.7 in log-odds at most, against 3.5 from upright)
     missed_top_bands: tuple[tuple[float, float], ...] = ((0.02, 0.98), (0.1, 0.9))
-    # in a photo with at least a third of its dice flagged, flag the dice the decoder is under 0.985 sure of
-    # (doubts.doubted_photo)
+    # in a photo with at least 0.3 of its dice flagged, flag the dice the decoder is under 0.985 sure of;
+    # with at least 0.85 of them flagged, every die (doubts.doubted_photo)
     flag_doubted_photos: bool = True
     decoding: DecodeSettings = field(default_factory=DecodeSettings)
 
