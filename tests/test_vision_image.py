@@ -105,19 +105,6 @@ def test_the_working_images_last_small_shrink_is_bilinear_and_a_large_one_by_are
     assert np.array_equal(load_work_image(_png(far)).rgb, cv2.resize(far, (960, 720), interpolation=cv2.INTER_AREA))
 
 
-def test_the_sharper_copys_small_shrink_is_bilinear_as_the_working_images():
-    # a far photo's faces ask for twice the working size (1920 px) of a 12 MP photo's half-scale
-    # copy (2000 px): bilinear, as the working image's last step; a larger step stays by area
-    rng = np.random.default_rng(2)
-    data = _jpeg(Image.fromarray(rng.integers(0, 256, (375, 500, 3), dtype=np.uint8)).resize((4000, 3000)))
-    work = load_work_image(data)
-    decoded = work.detail.array()
-    assert decoded.shape[:2] == (1500, 2000)
-    near = cv2.resize(decoded, (1920, 1440), interpolation=cv2.INTER_LINEAR)
-    assert np.array_equal(load_detail(work, 1920).rgb, near)
-    assert np.array_equal(load_detail(work, 1500).rgb, cv2.resize(decoded, (1500, 1125), interpolation=cv2.INTER_AREA))
-
-
 def _png(rgb: np.ndarray) -> bytes:
     buf = io.BytesIO()
     Image.fromarray(rgb).save(buf, format="PNG")

@@ -46,9 +46,8 @@ _SWAPPING_ORIENTATIONS = (5, 6, 7, 8)  # the EXIF orientations that turn the pho
 # The sharpest copy kept, as a multiple of the working size: a 12 MP JPEG then decodes at
 # half scale, about as fast as at quarter scale.
 MAX_DETAIL = 2.0
-# The working image's and the sharper copy's last shrink is bilinear when it keeps at least this
-# share of the size (as a 12 MP photo's quarter scale to WORK_LONG_SIDE, and its half scale to the
-# twice as large copy a far photo's faces ask for), by area otherwise.
+# The working image's last shrink is bilinear when it keeps at least this share of the size
+# (as a 12 MP photo's quarter scale to WORK_LONG_SIDE), by area otherwise.
 NEAR_SCALE = 0.9
 # A sharper copy must have at least this many times the working size's pixels per side
 # to be worth keeping.
@@ -353,12 +352,10 @@ def _shrink(rgb: np.ndarray, long_side: int, near: float = 1.0) -> np.ndarray:
 
 def load_detail(work: WorkImage, long_side: int) -> WorkImage:
     """The same photo, sharper (long side up to `long_side`, from the copy kept when it was
-    loaded), or `work` itself when the photo has no more pixels to give. A far photo asks for
-    twice the working size, just under a 12 MP photo's half scale: that shrink is bilinear, as
-    the working image's last one (NEAR_SCALE; by area it took 10 ms a 12 MP far photo)."""
+    loaded), or `work` itself when the photo has no more pixels to give."""
     if work.detail is None or long_side < work.long_side * MIN_DETAIL:
         return work
-    return WorkImage(_shrink(work.detail.array(), long_side, NEAR_SCALE), work.full_width, work.full_height, work.detail)
+    return WorkImage(_shrink(work.detail.array(), long_side), work.full_width, work.full_height, work.detail)
 
 
 def load_full_image(source: bytes | str | os.PathLike) -> Image.Image:
