@@ -10,7 +10,8 @@ beside its read top face, the face head rates 0.48 and 0.31; photo 88 of `--seed
 (data/stress_dark_calib) and 18 of the tilted set: a dark top face found only from the lowered
 threshold, less sure than its own cube's side face boxed beside it (face head 0.47 and 0.38); photo
 75 of `--seed 2601 --tilt 27 40` (data/stress_tilt_calib): a green 4 found only from the lowered
-threshold, 0.82 likely a side face by the cube model, beside a surer green 9 of another die."""
+threshold, 0.82 likely a side face by the cube model, beside a surer green 9 of another die; photo
+876 of data/calib: black dice whose one sure die's bright numeral fills its face's centre."""
 
 from dataclasses import replace
 
@@ -19,6 +20,7 @@ import pytest
 
 from companion.vision import ReadSettings, read_image
 from companion.vision.image_io import load_work_image
+from companion.vision.inks import dark_bodies, light_reference
 from companion.vision.models import load_models
 from companion.vision.pipeline import DETECTION_SURE, kept_boxes
 from photo_helpers import PHOTOS, die_on, labelled_dice, needs_models, on_no_die
@@ -71,6 +73,22 @@ def test_a_photo_with_a_white_reference_keeps_the_calibrated_face_threshold():
     shipped = read_image(LIGHT_PHOTO, models, ReadSettings()).dice
     calibrated = read_image(LIGHT_PHOTO, models, ReadSettings(dark_face_threshold=None)).dice
     assert [(d.face, d.box, d.uncertain) for d in shipped] == [(d.face, d.box, d.uncertain) for d in calibrated]
+
+
+@needs_models
+def test_dark_bodies_are_told_beside_a_die_whose_bright_numeral_fills_its_centre():
+    # photo 876 of data/calib (seed 2001): four black dice at 22 degrees of tilt. The blue 9, the
+    # one die the calibrated face threshold passes, has a numeral that fills its face's centre; the
+    # orange 8 beside the far pair the face head rates 0.36
+    photo = PHOTOS / "calib_000876.jpg"
+    models = load_models()
+    work = load_work_image(photo)
+    nine = [d["box"] for d in labelled_dice(photo) if (d["value"], d["color"]) == (9, "blue")]
+    assert light_reference(work.rgb, nine) is not None  # its centre alone looks like a light body
+    assert dark_bodies(work.rgb, nine)
+    reading = read_image(photo, models, ReadSettings())
+    assert die_on(reading, photo, "8o").face.token == "8o"
+    assert _dice_read(read_image(photo, models, ReadSettings(dark_face_threshold=None)), photo) == 1
 
 
 def _read_twice(reading, photo) -> list:

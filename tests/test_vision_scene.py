@@ -15,7 +15,7 @@ from companion.vision.cubes import SURE_TIE, CubeModel, decide, same_die, second
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES, DecodeSettings, color_index, value_index
 from companion.vision.detector import Detection
 from companion.vision.image_io import load_work_image
-from companion.vision.inks import light_cast, light_reference, measure_inks
+from companion.vision.inks import dark_bodies, light_cast, light_reference, measure_inks
 from companion.vision.joint_colour import joint_colours
 from companion.vision.models import load_models, models_present
 from companion.vision.pipeline import analyse
@@ -335,6 +335,25 @@ def test_an_ink_is_measured_against_its_body_and_the_light_against_the_bodies():
     warm = light_cast(_face_image(IVORY, RED_INK, LAMP), [box])
     assert plain is not None and warm is not None and plain < BALANCE_CAST < warm
     assert light_cast(_face_image(NAVY, RED_INK, LAMP), [box]) is None  # a dark body: no reference
+
+
+def test_dark_bodies_are_told_on_the_face_not_on_a_bold_numeral_filling_its_centre():
+    # a 24-px numeral fills four fifths of a 60-px face's centre but under half of its disc
+    box = (0.0, 0.0, 60.0, 60.0)
+
+    def bold(body, ink) -> np.ndarray:
+        lin = np.ones((60, 60, 3)) * np.asarray(body)
+        lin[18:42, 18:42] = ink
+        return _srgb(lin)
+
+    bright_on_navy, dark_on_ivory = bold(NAVY, (0.25, 0.45, 0.95)), bold(IVORY, (0.02, 0.03, 0.15))
+    assert dark_bodies(bright_on_navy, [box])
+    assert light_reference(bright_on_navy, [box]) is not None  # the centre alone takes the ink for the body
+    assert not dark_bodies(dark_on_ivory, [box]) and not dark_bodies(bright_on_navy, [])
+    # most bodies decide; half and half is not dark
+    pair = np.hstack([bright_on_navy, dark_on_ivory])
+    assert not dark_bodies(pair, [box, (60.0, 0.0, 120.0, 60.0)])
+    assert dark_bodies(np.hstack([pair, bright_on_navy]), [box, (60.0, 0.0, 120.0, 60.0), (120.0, 0.0, 180.0, 60.0)])
 
 
 def _jpeg_faces(inks, light, stroke: int) -> tuple[np.ndarray, list[tuple[float, float, float, float]]]:

@@ -23,7 +23,7 @@ from companion.vision.doubts import (
     ink_doubts, oversized_boxes, small_faces, turn_doubts, value_margin_doubts,
 )
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
-from companion.vision.inks import Ink, cast_of, light_reference, measure_inks
+from companion.vision.inks import Ink, cast_of, dark_bodies, light_reference, measure_inks
 from companion.vision.joint_colour import HUE_SPREAD, UNUSUAL_HUE_SPREAD, joint_colours, usual_light_colours
 from companion.vision.light_colour import ink_features, photo_kind, possible_kinds
 from companion.vision.models import Models, load_models
@@ -434,8 +434,8 @@ def _face_threshold(
     work: WorkImage, detections: list[Detection], faces: np.ndarray, calibrated: float, settings: ReadSettings,
 ) -> np.ndarray:
     """Per box, the face probability it needs to be read as a die: the calibration's, or on a photo
-    whose dice (the boxes that pass it, at least one) have dark bodies, no white reference,
-    ReadSettings.dark_face_threshold for a box the detector is sure of (DETECTION_SURE: there, on the
+    whose dice (the boxes that pass it, at least one) have dark bodies (inks.dark_bodies: told on the
+    faces' discs, not their centres, which a bright numeral can fill), ReadSettings.dark_face_threshold for a box the detector is sure of (DETECTION_SURE: there, on the
     first halves of the dark calib sets, the boxes the face head rates 0.3-0.5 are 7 dice at detector
     scores 0.57-0.86 and 2 boxes on no die at 0.46, one on a cube's side; on data/calib 2 more such,
     at 0.45-0.46, both on a cube's side)."""
@@ -444,7 +444,7 @@ def _face_threshold(
     if dark is None or dark >= calibrated:
         return out
     passing = [d.box for d, f in zip(detections, faces) if f >= calibrated]
-    if not passing or light_reference(work.rgb, passing) is not None:  # no dice to tell, or a white reference
+    if not dark_bodies(work.rgb, passing):  # no dice to tell, or light ones
         return out
     out[[d.score >= DETECTION_SURE for d in detections]] = dark
     return out
