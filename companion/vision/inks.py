@@ -196,6 +196,7 @@ def _body_disc(rgb: np.ndarray, box: tuple[float, float, float, float]) -> np.nd
 
 
 def _body(rgb: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarray | None:
-    """The log linear RGB of a face's body: the median of its centre, which the body covers most of."""
+    """The log linear RGB of a face's body: the median of its centre, which the body covers most of
+    on a light body (whether a body is dark is told on the wider disc: dark_bodies)."""
     patch = _patch(rgb, box, BODY_PATCH)
     return None if patch is None else np.median(np.log(_linear(patch).reshape(-1, 3) + _EPS), axis=0)

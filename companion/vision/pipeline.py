@@ -434,11 +434,12 @@ def _face_threshold(
     work: WorkImage, detections: list[Detection], faces: np.ndarray, calibrated: float, settings: ReadSettings,
 ) -> np.ndarray:
     """Per box, the face probability it needs to be read as a die: the calibration's, or on a photo
-    whose dice (the boxes that pass it, at least one) have dark bodies (inks.dark_bodies: told on the
-    faces' discs, not their centres, which a bright numeral can fill), ReadSettings.dark_face_threshold for a box the detector is sure of (DETECTION_SURE: there, on the
-    first halves of the dark calib sets, the boxes the face head rates 0.3-0.5 are 7 dice at detector
-    scores 0.57-0.86 and 2 boxes on no die at 0.46, one on a cube's side; on data/calib 2 more such,
-    at 0.45-0.46, both on a cube's side)."""
+    whose dice (the boxes that pass it, at least one) have dark bodies (inks.dark_bodies: told on
+    the faces' discs, not their centres, which a bright numeral can fill),
+    ReadSettings.dark_face_threshold for a box the detector is sure of (DETECTION_SURE: there, on
+    the first halves of the dark calib sets, the boxes the face head rates 0.3-0.5 are 7 dice at
+    detector scores 0.57-0.86 and 2 boxes on no die at 0.46, one on a cube's side; on data/calib 2
+    more such, at 0.45-0.46, both on a cube's side)."""
     out = np.full(len(detections), calibrated)
     dark = settings.dark_face_threshold
     if dark is None or dark >= calibrated:
