@@ -17,7 +17,6 @@ from photo_helpers import PHOTOS, gained_flags, needs_models, silent_then_flagge
 PHOTO = PHOTOS / "warm_calib_8301_000082.jpg"
 
 
-
 @needs_models
 def test_a_value_far_less_sure_than_the_photos_others_is_flagged():
     without, shipped = silent_then_flagged(PHOTO, ReadSettings(flag_value_margin=False), "1r", "7r")

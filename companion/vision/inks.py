@@ -138,12 +138,19 @@ def _log_chroma(px: np.ndarray) -> np.ndarray:
 def _patch(rgb: np.ndarray, box: tuple[float, float, float, float], size: int) -> np.ndarray | None:
     """The centre of a face (CENTRE of its box each way), resized to size x size; None when too small."""
     x0, y0, x1, y1 = box
-    cx, cy, half_w, half_h = (x0 + x1) / 2, (y0 + y1) / 2, CENTRE * (x1 - x0) / 2, CENTRE * (y1 - y0) / 2
+    window = _window(rgb, (x0 + x1) / 2, (y0 + y1) / 2, CENTRE * (x1 - x0) / 2, CENTRE * (y1 - y0) / 2)
+    if window is None:
+        return None
+    a, b, c, d = window
+    return cv2.resize(rgb[b:d, a:c], (size, size), interpolation=cv2.INTER_AREA)
+
+
+def _window(rgb: np.ndarray, cx: float, cy: float, half_w: float, half_h: float) -> tuple[int, int, int, int] | None:
+    """The pixels (x0, y0, x1, y1) of `rgb` within half_w and half_h of (cx, cy), clipped at its
+    edges; None when under 2 pixels either way."""
     a, b = int(max(0, math.floor(cx - half_w))), int(max(0, math.floor(cy - half_h)))
     c, d = int(min(rgb.shape[1], math.ceil(cx + half_w))), int(min(rgb.shape[0], math.ceil(cy + half_h)))
-    if c - a < 2 or d - b < 2:
-        return None
-    return cv2.resize(rgb[b:d, a:c], (size, size), interpolation=cv2.INTER_AREA)
+    return None if c - a < 2 or d - b < 2 else (a, b, c, d)
 
 
 def light_reference(rgb: np.ndarray, boxes: list[tuple[float, float, float, float]]) -> np.ndarray | None:
@@ -183,10 +190,10 @@ def _body_disc(rgb: np.ndarray, box: tuple[float, float, float, float]) -> np.nd
     x0, y0, x1, y1 = box
     r = BODY_DISC * max(x1 - x0, y1 - y0)
     cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
-    a, b = int(max(0, math.floor(cx - r))), int(max(0, math.floor(cy - r)))
-    c, d = int(min(rgb.shape[1], math.ceil(cx + r))), int(min(rgb.shape[0], math.ceil(cy + r)))
-    if c - a < 2 or d - b < 2:
+    window = _window(rgb, cx, cy, r, r)
+    if window is None:
         return None
+    a, b, c, d = window
     patch = cv2.resize(rgb[b:d, a:c], (DISC_PATCH, DISC_PATCH), interpolation=cv2.INTER_AREA)
     # the disc in the patch's pixels (the cut may be clipped at the photo's edge)
     u = a + (np.arange(DISC_PATCH) + 0.5) * (c - a) / DISC_PATCH - cx
