@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from companion.vision.detector import DetectorModel, local_peaks
-from companion.vision.image_io import WORK_LONG_SIDE, load_work_image
+from companion.vision.image_io import NEAR_DETAIL, WORK_LONG_SIDE, load_work_image
 from companion.vision.models import CALIBRATION_FILE, DETECTOR_FILE, READER_FILE, load_models, models_present
 from companion.vision.pipeline import MAX_ZOOM, find_faces
 from companion.vision.regions import merge_touching
@@ -71,7 +71,8 @@ def test_small_dice_are_searched_again_in_a_sharper_copy():
     row = _label("s12_far_phone.jpg")  # a 12 MP photo from sitting height: faces of 50-140 px
     work = load_work_image(SAMPLES / row["image"])
     sharper, detections = find_faces(work, models)
-    assert work.long_side == WORK_LONG_SIDE and WORK_LONG_SIDE * 1.5 < sharper.long_side <= round(WORK_LONG_SIDE * MAX_ZOOM)
+    # (its half-scale decode as it is: at most NEAR_DETAIL times the zoomed size)
+    assert work.long_side == WORK_LONG_SIDE and WORK_LONG_SIDE * 1.5 < sharper.long_side <= WORK_LONG_SIDE * MAX_ZOOM * NEAR_DETAIL
     assert (sharper.full_width, sharper.full_height) == (row["width"], row["height"])
     assert _found(row, sharper, detections) >= 8
     # the same pixels with no sharper copy to be had: searched once, as they are

@@ -72,6 +72,10 @@ def test_big_photo_keeps_one_sharper_copy_for_small_dice():
     sharper = load_detail(work, 1800)
     assert sharper.rgb.shape[:2] == (1800, 1350) and (sharper.full_width, sharper.full_height) == (3000, 4000)
     assert sharper.to_full((0, 0, 1350, 1800)) == pytest.approx((0, 0, 3000, 4000))
+    # asked for nearly as much as it holds (the second search's 1920 px), it is given as it is:
+    # no resample, its boxes still mapped to the full photo
+    nearly = load_detail(work, 1920)
+    assert nearly.rgb is work.detail.array() and nearly.to_full((0, 0, 1500, 2000)) == pytest.approx((0, 0, 3000, 4000))
     # a photo no larger than the working image has nothing sharper to give
     small = load_work_image(_jpeg(_marked(960, 720)))
     assert small.detail is None and load_detail(small, 1800) is small

@@ -129,13 +129,14 @@ def _find_faces(
     first = detector.detections(upright)
     zoom = _zoom(first) if settings.zoom_small_faces else 1.0
     if zoom > 1.0:
-        sharper = load_detail(work, round(work.long_side * zoom))
+        zoomed_side = round(work.long_side * zoom)
+        sharper = load_detail(work, zoomed_side)
         # without a sharper copy, the working image's own pixels: more than the detector's input
         within = 1.0 if sharper is not work else min(zoom, work.long_side / detector.input_long_side)
         if sharper is not work or (settings.zoom_within_work and within > MIN_WORK_ZOOM):
             regions = faint_regions(upright, detector.stride, _typical_face(first), settings.faint_heat)
             views = settings.zoomed_views or settings.detector_views
-            found = _search_regions(detector, sharper, work, regions, views, within)
+            found = _search_regions(detector, sharper, work, regions, views, within, zoomed_side)
             return sharper, _surest(found), upright, []
     if settings.mirror_band is None:
         heatmap = detector.all_views(upright, settings.detector_views)
@@ -162,13 +163,16 @@ def faint_faces(upright: list[Detection], found: list[Detection]) -> list[Detect
 
 def _search_regions(
     detector: DetectorModel, sharper: WorkImage, work: WorkImage, regions: list[Box], views: int | None,
-    within: float = 1.0,
+    within: float = 1.0, zoomed_side: int | None = None,
 ) -> list[Detection]:
     """Detect in the regions (working-image pixels) of the sharper copy, whose pixels go in at
     the working image's input scale: its faces, larger by the zoom, are then as large in the
     input as the models are used to. Boxes in the sharper copy's pixels. With `sharper` the
-    working image itself, its input is `within` times the usual one instead."""
-    long_side = round(detector.input_long_side * sharper.long_side / work.long_side * within)
+    working image itself, its input is `within` times the usual one instead. `zoomed_side`: the
+    long side the sharper copy was asked for (load_detail may give one a little larger); the
+    input is scaled to that."""
+    side = sharper.long_side if sharper is work or zoomed_side is None else min(sharper.long_side, zoomed_side)
+    long_side = round(detector.input_long_side * side / work.long_side * within)
     windows = input_windows(regions, long_side / work.long_side)  # input pixels per working pixel
     return detector.detect_in_windows(sharper.rgb, windows, long_side, views)
 
