@@ -81,6 +81,29 @@ def test_small_dice_are_searched_again_in_a_sharper_copy():
     assert same is flat
 
 
+def test_a_sharper_copy_is_searched_with_its_own_mirror_views_and_a_photos_own_pixels_with_the_first_searchs(
+    monkeypatch,
+):
+    models = load_models()
+    views_used: list[int] = []
+    search = DetectorModel.detect_in_windows
+
+    def counted(self, rgb, windows, long_side=None, views=None):
+        views_used.append(views or self.views)
+        return search(self, rgb, windows, long_side, views)
+
+    monkeypatch.setattr(DetectorModel, "detect_in_windows", counted)
+    work = load_work_image(SAMPLES / "s12_far_phone.jpg")
+    sharper, _ = find_faces(work, models)
+    assert sharper is not work and views_used == [ReadSettings().zoomed_views] == [2]
+    # with no sharper copy the small faces are searched again in the photo's own pixels, at
+    # the views the detector's threshold was chosen with
+    views_used.clear()
+    flat = replace(work, detail=None)
+    same, _ = find_faces(flat, models)
+    assert same is flat and views_used == [models.detector.views] and models.detector.views != 2
+
+
 def test_closely_framed_dice_are_not_searched_again():
     models = load_models()
     work = load_work_image(SAMPLES / "s00_white_10.jpg")

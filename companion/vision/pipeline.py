@@ -135,7 +135,7 @@ def _find_faces(
         within = 1.0 if sharper is not work else min(zoom, work.long_side / detector.input_long_side)
         if sharper is not work or (settings.zoom_within_work and within > MIN_WORK_ZOOM):
             regions = faint_regions(upright, detector.stride, _typical_face(first), settings.faint_heat)
-            views = settings.zoomed_views or settings.detector_views
+            views = (settings.zoomed_views if sharper is not work else None) or settings.detector_views
             found = _search_regions(detector, sharper, work, regions, views, within, zoomed_side)
             return sharper, _surest(found), upright, []
     if settings.mirror_band is None:
