@@ -136,7 +136,7 @@ def _find_faces(
         if sharper is not work or (settings.zoom_within_work and within > MIN_WORK_ZOOM):
             regions = faint_regions(upright, detector.stride, _typical_face(first), settings.faint_heat)
             views = (settings.zoomed_views if sharper is not work else None) or settings.detector_views
-            found = _search_regions(detector, sharper, work, regions, views, within, zoomed_side)
+            found = _search_regions(detector, sharper, work, regions, views, zoomed_side, within)
             return sharper, _surest(found), upright, []
     if settings.mirror_band is None:
         heatmap = detector.all_views(upright, settings.detector_views)
@@ -163,16 +163,15 @@ def faint_faces(upright: list[Detection], found: list[Detection]) -> list[Detect
 
 def _search_regions(
     detector: DetectorModel, sharper: WorkImage, work: WorkImage, regions: list[Box], views: int | None,
-    within: float = 1.0, zoomed_side: int | None = None,
+    zoomed_side: int, within: float = 1.0,
 ) -> list[Detection]:
     """Detect in the regions (working-image pixels) of the sharper copy, whose pixels go in at
     the working image's input scale: its faces, larger by the zoom, are then as large in the
-    input as the models are used to. Boxes in the sharper copy's pixels. With `sharper` the
-    working image itself, its input is `within` times the usual one instead. `zoomed_side`: the
-    long side the sharper copy was asked for (load_detail may give one a little larger); the
-    input is scaled to that."""
-    side = sharper.long_side if sharper is work or zoomed_side is None else min(sharper.long_side, zoomed_side)
-    long_side = round(detector.input_long_side * side / work.long_side * within)
+    input as the models are used to. Boxes in the sharper copy's pixels. `zoomed_side`: the long
+    side the sharper copy was asked for; load_detail may give one a little larger, and the input
+    is scaled to the smaller. With `sharper` the working image itself (smaller than asked for),
+    its input is `within` times the usual one instead."""
+    long_side = round(detector.input_long_side * min(sharper.long_side, zoomed_side) / work.long_side * within)
     windows = input_windows(regions, long_side / work.long_side)  # input pixels per working pixel
     return detector.detect_in_windows(sharper.rgb, windows, long_side, views)
 
