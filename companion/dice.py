@@ -191,12 +191,61 @@ class DiceSet:
         """The dice that carry this face (a reading can only come from one of them)."""
         return tuple(d for d in self.dice if d.has_face(face))
 
+    def candidates(self, shown: "Iterable[DieToken | Face]") -> list[list[int]]:
+        """For each face shown, the indices (in `dice`) of the dice it may be showing on."""
+        ids = [d.id for d in self.dice]
+        out = []
+        for item in shown:
+            token = item if isinstance(item, DieToken) else DieToken(item)
+            if token.die is not None:
+                die = self.die(token.die)
+                if not die.has_face(token.face):
+                    raise DiceError(f"die {die.id} has no face {token.face.token}")
+                out.append([ids.index(die.id)])
+            else:
+                found = [i for i, d in enumerate(self.dice) if d.has_face(token.face)]
+                if not found:
+                    raise DiceError(f"no die of the set has the face {token.face.token}")
+                out.append(found)
+        return out
+
+    def check_shown(self, shown: "Iterable[DieToken | Face]") -> None:
+        """DiceError unless the set can show these faces at once, each on a die of its own:
+        the one check of a roll that every way in (a confirm, the advisor, a log) makes.
+
+        >>> standard_set().check_shown(parse_faces(["Wr"] * 10))
+        Traceback (most recent call last):
+          ...
+        companion.dice.DiceError: these faces cannot all be showing at once on the set's dice: Wr Wr Wr Wr Wr Wr Wr Wr Wr Wr
+        """
+        shown = list(shown)
+        if not _one_die_each(self.candidates(shown)):
+            tokens = " ".join((t if isinstance(t, DieToken) else DieToken(t)).token for t in shown)
+            raise DiceError(f"these faces cannot all be showing at once on the set's dice: {tokens}")
+
     @classmethod
     def from_json(cls, data: dict) -> "DiceSet":
         dice = tuple(
             Die(d["id"], d["kind"], tuple(parse_face(t) for t in d["faces"])) for d in data["dice"]
         )
         return cls(data.get("name", "dice"), dice)
+
+
+def _one_die_each(options: list[list[int]]) -> bool:
+    """Whether each item can get a die of its own from its options (a bipartite matching,
+    grown one augmenting path at a time)."""
+    owner: dict[int, int] = {}  # die -> item
+
+    def place(item: int, seen: set[int]) -> bool:
+        for die in options[item]:
+            if die not in seen:
+                seen.add(die)
+                if die not in owner or place(owner[die], seen):
+                    owner[die] = item
+                    return True
+        return False
+
+    return all(place(item, set()) for item in range(len(options)))
 
 
 @lru_cache(maxsize=1)

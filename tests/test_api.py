@@ -14,10 +14,10 @@ from companion.game import MAX_NAME_LENGTH, Game
 from companion.rules import evaluate
 from companion.rules.phases import MAX_ROLLS_LEFT, PHASE_COUNT
 from companion.server import MAX_UPLOAD, create_app
+from test_game import BEST
 
 PHASE1_MADE = ["7b", "7r", "7g", "3o", "3r", "Wb"]  # 7+7+7+3+3 = 27
-PHASE1_MISSED = ["1r", "2o", "3g", "4b", "5r", "6o"]
-ALL_WILD = ["Wr"] * 10  # makes every phase (all-wild groups are legal by default), scores 0
+PHASE1_MISSED = ["1r", "2o", "3o", "4b", "5r", "6o"]
 
 
 def new_game(client, players=("Ann", "Bob"), mode="standard", rules=None) -> dict:
@@ -153,12 +153,12 @@ def test_undo_takes_back_the_last_attempt_once(client):
 
 def test_a_finished_game_refuses_more_attempts(client):
     game = new_game(client, ["Solo"], mode="solitaire")
-    for _ in range(10):
-        response = record(client, game, ALL_WILD)
+    for phase in range(1, 11):
+        response = record(client, game, [f.token for f in BEST[phase]])
         assert response.status_code == 201
         game = response.json["game"]
     assert game["over"] and game["winners"] == ["Solo"] and game["next"] is None
-    refused = record(client, game, ALL_WILD, player="Solo")
+    refused = record(client, game, PHASE1_MADE, player="Solo")
     assert refused.status_code == 409 and "over" in refused.json["error"]
 
 

@@ -22,11 +22,11 @@ APP = create_app(Path(_DB.name) / "schema.sqlite3", keepalive_s=0.2)
 schema = schemathesis.openapi.from_wsgi("/api/openapi.json", APP).exclude(path="/api/games/{game_id}/events")
 
 # Requests the document cannot tell from good ones, so a schema-valid one may get 4xx:
-# bytes that are not a photo, ten faces the dice set cannot show at once, one roll per
-# player, names equal but for case (or a solitaire game of two).
+# bytes that are not a photo, faces the dice set cannot show at once (advice, a confirm), one
+# roll per player, names that read the same (or a solitaire game of two).
 CROSS_FIELD_RULES = {
     "POST /api/read", "POST /api/games/{game_id}/photos", "POST /api/advise", "POST /api/first-player",
-    "POST /api/games",
+    "POST /api/games", "POST /api/games/{game_id}/attempts",
 }
 
 

@@ -19,24 +19,13 @@ MAX_ASSIGNMENTS = 20_000
 
 def candidates(tokens: Sequence[DieToken], dice_set: DiceSet) -> list[list[int]]:
     """For each token, the indices (in dice_set.dice) of the dice it may be showing on."""
-    ids = [d.id for d in dice_set.dice]
-    out = []
-    for t in tokens:
-        if t.die is not None:
-            die = dice_set.die(t.die)
-            if not die.has_face(t.face):
-                raise DiceError(f"die {die.id} has no face {t.face.token}")
-            out.append([ids.index(die.id)])
-        else:
-            found = [i for i, d in enumerate(dice_set.dice) if d.has_face(t.face)]
-            if not found:
-                raise DiceError(f"no die of the set has the face {t.face.token}")
-            out.append(found)
-    return out
+    return dice_set.candidates(tokens)
 
 
 def assignments(tokens: Sequence[DieToken], dice_set: DiceSet) -> list[tuple[int, ...]]:
-    """Every one-to-one map token index -> die index consistent with the faces shown."""
+    """Every one-to-one map token index -> die index consistent with the faces shown
+    (DiceError, from the set's own check, when there is none)."""
+    dice_set.check_shown(tokens)
     options = candidates(tokens, dice_set)
     # Place the most constrained tokens first so dead ends are found early.
     order = sorted(range(len(tokens)), key=lambda i: len(options[i]))
@@ -59,7 +48,4 @@ def assignments(tokens: Sequence[DieToken], dice_set: DiceSet) -> list[tuple[int
                 used.discard(die)
 
     place(0)
-    if not found:
-        shown = " ".join(t.token for t in tokens)
-        raise DiceError(f"these faces cannot all be showing at once on the set's dice: {shown}")
     return found

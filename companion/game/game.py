@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping, Sequence
 
-from companion.dice import MAX_DICE, DiceError, Face, parse_tokens
+from companion.dice import MAX_DICE, DiceError, Face, parse_tokens, standard_set
 from companion.game.model import Attempt, GameError, Mode, Stage
 from companion.game.names import player_names
 from companion.game.scorepad import PlayerScore, Scorepad
@@ -97,8 +97,11 @@ class Game:
 
     # --- playing ----------------------------------------------------------------------------
 
-    def record(self, player: str, faces: Sequence[Face]) -> Attempt:
-        """Score `player`'s final dice for their current phase and move the game on."""
+    def record(self, player: str, faces: Sequence[Face], *, as_recorded: bool = False) -> Attempt:
+        """Score `player`'s final dice for their current phase and move the game on.
+
+        DiceError when the set cannot show these faces at once; `as_recorded`: an attempt a
+        store already holds, replayed as it was scored (it may predate that check)."""
         if self.over:
             raise GameError("the game is over")
         seat = self._seat(player)
@@ -107,6 +110,8 @@ class Game:
         if seat != expected:
             raise GameError(f"it is {self._players[expected]}'s turn, not {self._players[seat]}'s")
         faces = _check_faces(faces)
+        if not as_recorded:
+            standard_set().check_shown(faces)
         phase = self._table.seats[seat].phase
         try:
             evaluation = evaluate(phase, faces, self._rules)

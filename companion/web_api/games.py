@@ -72,7 +72,7 @@ def replay(record: GameRecord, attempts: Sequence[AttemptRecord]) -> Game:
     config = record.config
     game = Game.new(config["players"], config["mode"], house_rules_from_json(config.get("rules")))
     for attempt in attempts:
-        game.record(attempt.player, parse_faces(attempt.dice))
+        game.record(attempt.player, parse_faces(attempt.dice), as_recorded=True)
     return game
 
 
