@@ -14,8 +14,7 @@ from companion.web_api.settings import MAX_JSON_DEPTH, MAX_LIST_ITEMS
 
 T = TypeVar("T")
 _MISSING = object()
-_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
-_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class ApiError(Exception):
@@ -29,30 +28,43 @@ class ApiError(Exception):
 
 
 def json_body() -> dict[str, Any]:
-    """The request's JSON object; its nesting is checked before it is parsed."""
+    """The request's JSON object: UTF-8 text (RFC 8259), nested at most MAX_JSON_DEPTH deep,
+    every string whole characters."""
     raw = request.get_data(cache=True)
     if not request.is_json or not raw:
         raise ApiError(400, "send a JSON object (Content-Type: application/json)")
-    depth = json_depth(raw)
-    if depth > MAX_JSON_DEPTH:
-        raise ApiError(400, f"the JSON is nested {depth} levels deep; a request needs at most {MAX_JSON_DEPTH}")
     try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+        body = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ApiError(400, "send the JSON as UTF-8 text") from None
+    except RecursionError:  # the parser's own guard, far below the body's size limit
+        raise ApiError(400, f"the JSON is nested too deep; a request needs at most {MAX_JSON_DEPTH} levels") from None
+    except ValueError:
         body = None
     if not isinstance(body, dict):
-        raise ApiError(400, "send a JSON object (Content-Type: application/json)")
+        raise ApiError(400, "send a JSON object (Content-Type: application/json, UTF-8)")
+    _check_tree(body)
     return body
 
 
-def json_depth(raw: bytes) -> int:
-    """How deep the arrays and objects of a JSON text nest (strings skipped), without parsing it."""
-    brackets = _STRINGS.sub(b"", raw).translate(None, _NOT_BRACKETS)
-    depth = deepest = 0
-    for char in brackets:
-        depth += 1 if char in b"[{" else -1
-        deepest = max(deepest, depth)
-    return deepest
+def _check_tree(body: Any) -> None:
+    """Refuse nesting deeper than MAX_JSON_DEPTH, and a string holding half of a UTF-16 pair
+    (a lone surrogate: no character, and no text encoding can store it)."""
+    stack = [(body, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise ApiError(400, f"the JSON is nested more than {MAX_JSON_DEPTH} levels deep; a request needs at most "
+                                f"{MAX_JSON_DEPTH}")
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in items:
+            for text in (key, item):
+                half = _SURROGATE.search(text) if isinstance(text, str) else None
+                if half is not None:
+                    raise ApiError(400, f"the JSON holds a lone surrogate (U+{ord(half[0]):04X}), half of a "
+                                        "UTF-16 pair and no character; send the text as it is typed")
+            if isinstance(item, (dict, list)):
+                stack.append((item, depth + 1))
 
 
 def field(body: dict[str, Any], name: str, kind: type[T], what: str, *, optional: bool = False,

@@ -73,10 +73,14 @@ def check_host():
     offered = request.headers.get("Host")
     if offered is None:  # HTTP/1.0 without a Host: no browser sends that
         return None
-    hosts = context.settings().hosts
-    if host_name(offered) in hosts:
+    settings = context.settings()
+    if host_name(offered) in settings.hosts:
         return None
-    served = ", ".join(f"[{h}]" if ":" in h else h for h in hosts)
+    if settings.lan:
+        # A rebinding page can read this answer: it must not learn the machine's LAN addresses.
+        return _refuse(400, f"This scorepad does not answer at {offered[:100]!r}; open the address "
+                            "the server printed, or scan its QR code.")
+    served = ", ".join(f"[{h}]" if ":" in h else h for h in settings.hosts)
     return _refuse(400, f"This scorepad answers only at {served}, not at {offered[:100]!r}.")
 
 
