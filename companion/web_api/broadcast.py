@@ -3,7 +3,9 @@
 Each open stream holds a server worker thread while it waits, so the number open at once
 is capped (`Busy` past it) and a stream whose client went away ends within
 `poll_s`: the server says so (waitress's ``waitress.client_disconnected``), without waiting
-for a keep-alive write to fail. Each event is encoded once and shared by every stream; a
+for a keep-alive write to fail. A new stream that finds every place taken first gives back
+the places of streams whose clients have left, so a page that reconnects at once is not
+told "busy" by its own closed stream. Each event is encoded once and shared by every stream; a
 client that falls `backlog` events behind is ended rather than buffered for (its page
 reconnects and gets the current state, which is all a state event carries).
 """
@@ -60,8 +62,10 @@ class Broadcaster:
         change may come twice: in the snapshot and as its own event). An exception from it
         ends the subscription and propagates. Raises Busy when `max_streams` are open already.
         """
-        q = _Mailbox(self.backlog)
+        q = _Mailbox(self.backlog, gone or (lambda: False))
         with self._lock:
+            if self._open >= self.max_streams:
+                self._free_gone()
             if self._open >= self.max_streams:
                 raise Busy(f"{self._open} live streams are open, the most this server holds")
             self._open += 1
@@ -71,7 +75,18 @@ class Broadcaster:
         except BaseException:
             self._unsubscribe(topic, q)
             raise
-        return Stream(self._drain(q, first, gone or (lambda: False)), lambda: self._unsubscribe(topic, q))
+        return Stream(self._drain(q, first, q.gone), lambda: self._unsubscribe(topic, q))
+
+    def _free_gone(self) -> None:
+        """Give back at once the places of streams whose client has left (held: `_lock`); each
+        such stream is told to end, rather than noticing at its next poll."""
+        for topic, subs in list(self._subscribers.items()):
+            for q in [q for q in subs if q.gone()]:
+                subs.discard(q)
+                self._open -= 1
+                q.put(_CLOSE)
+            if not subs:
+                del self._subscribers[topic]
 
     def _unsubscribe(self, topic: str, q: "_Mailbox") -> None:
         with self._lock:
@@ -108,7 +123,8 @@ class Broadcaster:
 class _Mailbox:
     """One stream's waiting events, at most `limit`: past that the stream is told to end."""
 
-    def __init__(self, limit: int):
+    def __init__(self, limit: int, gone: Callable[[], bool]):
+        self.gone = gone  # the client has left
         self._items: deque = deque()
         self._ready = threading.Condition()
         self._limit = limit
