@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from companion.cli.common import read_file
 from companion.game import Game, GameError
 
 EXIT_ILLEGAL = 2
@@ -61,8 +62,7 @@ def _load(path: str) -> Any:
         if path == "-":
             raw = sys.stdin.buffer.read(MAX_LOG_BYTES + 1)
         else:
-            with open(path, "rb") as handle:
-                raw = handle.read(MAX_LOG_BYTES + 1)
+            raw = read_file(path, MAX_LOG_BYTES)
     except OSError as exc:
         raise GameError(f"cannot read: {exc.strerror or exc}") from None
     if len(raw) > MAX_LOG_BYTES:
