@@ -9,14 +9,25 @@ import sys
 import tempfile
 from pathlib import Path
 
-from companion.cli.common import EXIT_USAGE
+from companion.cli.common import EXIT_USAGE, read_file
+from companion.dice import MAX_DICE
 
-EPILOG = """\
+# What one run may be given: a photo of the set shows at most its MAX_DICE dice, and one label
+# file teaches at most MAX_PHOTOS photos (a profile keeps the dice of about 80, the newest).
+MAX_PHOTOS = 100
+MAX_LABELS_BYTES = 4 * 1024 * 1024  # 100 photos of 10 dice are about 200 KB
+MAX_PROFILE_BYTES = 64 * 1024 * 1024  # a full profile is under 1 MB
+
+
+EPILOG = f"""\
 Each line of LABELS is one photo:
-  {"image": "shots/1.jpg", "dice": [{"value": 7, "color": "red", "box": [x0, y0, x1, y1]}, ...]}
+  {{"image": "shots/1.jpg", "dice": [{{"value": 7, "color": "red", "box": [x0, y0, x1, y1]}}, ...]}}
 value 1..10 or "W", color red, orange, green or blue, box in pixels of the upright photo
 around the die's top face: what `companion read --json` prints, so a corrected reading is a
 label file. A relative image path is taken from the current folder, else from LABELS' folder.
+
+A label file holds at most {MAX_PHOTOS} photos (a profile keeps the newest dice of about 80) and a
+photo at most the set's {MAX_DICE} dice; past that, nothing is learnt and one line says why.
 
 PROFILE is created when missing. Every line is checked and learnt before PROFILE is written,
 and it is written whole or not at all: bad input changes nothing. A photo learnt again
@@ -58,20 +69,25 @@ def parse_labels(path: Path) -> list[tuple[int, str, Path, list]]:
     from companion.vision.learn import ConfirmedDie
 
     try:
-        text = path.read_text("utf-8")
+        raw = read_file(path, MAX_LABELS_BYTES)
+        if len(raw) > MAX_LABELS_BYTES:
+            raise LabelsError(f"{path} is larger than {MAX_LABELS_BYTES // 2**20} MiB; "
+                              f"a label file holds at most {MAX_PHOTOS} photos")
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise LabelsError(f"cannot read {path}: {exc.strerror if isinstance(exc, OSError) else 'not UTF-8 text'}") from None
-    photos = []
+    photos: list[tuple[int, str, Path, list]] = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         where = f"{path} line {number}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise LabelsError(f"{where}: not JSON ({exc.msg})") from None
+        if len(photos) == MAX_PHOTOS:
+            raise LabelsError(f"{where}: more than {MAX_PHOTOS} photos in one file; learn them in several runs")
+        row = _json_line(line, where)
         if not isinstance(row, dict) or not isinstance(row.get("image"), str) or not isinstance(row.get("dice"), list):
             raise LabelsError(f'{where}: wants {{"image": path, "dice": [...]}}')
+        if len(row["dice"]) > MAX_DICE:
+            raise LabelsError(f"{where}: {len(row['dice'])} dice; a photo of the set shows at most {MAX_DICE}")
         dice = []
         for k, die in enumerate(row["dice"], 1):
             if not isinstance(die, dict):
@@ -101,6 +117,17 @@ def parse_labels(path: Path) -> list[tuple[int, str, Path, list]]:
     return photos
 
 
+def _json_line(line: str, where: str):
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise LabelsError(f"{where}: not JSON ({exc.msg})") from None
+    except RecursionError:
+        raise LabelsError(f"{where}: not a label (JSON nested too deep)") from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise LabelsError(f"{where}: not a label ({str(exc).split(':')[0].lower()})") from None
+
+
 def _image_path(image: str, labels: Path) -> Path:
     given = Path(image)
     if given.is_absolute() or given.exists():
@@ -116,9 +143,11 @@ def load_profile(path: Path):
     if not path.exists():
         return None
     try:
-        data = path.read_bytes()
+        data = read_file(path, MAX_PROFILE_BYTES)
     except OSError as exc:
         raise ProfileError(f"cannot read {path}: {exc.strerror}") from None
+    if len(data) > MAX_PROFILE_BYTES:
+        raise ProfileError(f"{path} is larger than {MAX_PROFILE_BYTES // 2**20} MiB: not a dice profile")
     return Profile.from_bytes(data, str(path))
 
 
