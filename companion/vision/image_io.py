@@ -209,6 +209,9 @@ def _decode(
     A photo that needs neither turning nor converting is not copied (12 ms at 12 MP's half
     scale): the image returned then holds the same pixels, and `image` can still be closed."""
     width, height = image.size
+    if source is not None and image.format in JPEG_FORMATS:
+        source = source if isinstance(source, bytes) else _read(source)  # read once, for both
+        _check_scan(source, width, height, name)
     orientation = _orientation(image)
     swapped = orientation in _SWAPPING_ORIENTATIONS
     full_w, full_h = (height, width) if swapped else (width, height)
@@ -270,6 +273,46 @@ def _jpeg_array(image: Image.Image, source: bytes | str, stored: tuple[int, int]
         pixels = cv2.cvtColor(pixels, cv2.COLOR_BGR2RGB)
     turn = _TURN_ARRAY.get(orientation)
     return pixels if turn is None else turn(pixels)
+
+
+_BASELINE_SOF = (0xC0, 0xC1)  # Huffman-coded, sequential: one scan holds every block
+_STANDALONE = frozenset({0x01, *range(0xD0, 0xD9)})  # markers without a length
+
+
+def _check_scan(data: bytes, width: int, height: int, name: str) -> None:
+    """ImageError for a baseline JPEG whose image data is too short to hold its pixels. Its scan
+    codes every 8x8 block of the luma in at least 2 bits (a DC code and an end-of-block code,
+    1 bit each at the shortest), so fewer bytes than a quarter of its blocks is a file cut
+    short, or a header with no image: libjpeg would fill the missing rows with grey."""
+    coding, scan = _scan_start(data)
+    if coding not in _BASELINE_SOF or scan is None:
+        return
+    blocks = -(-width // 8) * -(-height // 8)
+    if (len(data) - scan) * 4 < blocks:
+        raise ImageError(f"{name}: broken image (its {width}x{height} pixels need at least {blocks // 4} bytes of "
+                         f"image data, it holds {len(data) - scan}: the file is cut short)")
+
+
+def _scan_start(data: bytes) -> tuple[int | None, int | None]:
+    """The JPEG's frame marker (SOF0, SOF2...) and where its first scan's data begins."""
+    coding, at = None, 2
+    while at + 4 <= len(data):
+        if data[at] != 0xFF:
+            return coding, None
+        marker = data[at + 1]
+        if marker == 0xFF:  # fill byte
+            at += 1
+            continue
+        if marker in _STANDALONE:
+            at += 2
+            continue
+        length = int.from_bytes(data[at + 2:at + 4], "big")
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC) and coding is None:
+            coding = marker
+        if marker == 0xDA:
+            return coding, at + 2 + length
+        at += 2 + length
+    return coding, None
 
 
 def _read(path: str) -> bytes:
