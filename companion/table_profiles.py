@@ -12,16 +12,19 @@ vision side (companion/vision/learn.py, profile.py), so the web layer only calls
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from companion.dice import Color, Face
 from companion.store import DiceSetRecord, Store
-from companion.vision.learn import ConfirmedDie, learn_photo
+from companion.vision.learn import ConfirmedDie, embedding_width, learn_photo
 from companion.vision.models import Models
 from companion.vision.profile import Profile, ProfileError
 from companion.vision.settings import ReadSettings
+
+log = logging.getLogger("companion.server")
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,12 +33,24 @@ class SetSummary:
 
     id: int
     name: str
-    dice: int
+    dice: int  # dice learnt that the reader can use
     photos: int
     in_use: bool  # the guard lets what was learnt change readings
+    damaged: int = 0  # photos whose stored learning is damaged: never counted as learnt
 
     def to_json(self) -> dict:
-        return {"id": self.id, "name": self.name, "dice": self.dice, "photos": self.photos, "in_use": self.in_use}
+        return {"id": self.id, "name": self.name, "dice": self.dice, "photos": self.photos, "in_use": self.in_use,
+                "damaged": self.damaged}
+
+
+@dataclass(frozen=True, slots=True)
+class _Learnt:
+    """A set's learnt photos as the reader can use them (kept until the photos change)."""
+
+    profile: Profile | None
+    dice: int
+    photos: int
+    damaged: int
 
 
 class TableProfiles:
@@ -43,7 +58,8 @@ class TableProfiles:
         self.store = store
         self._models = models  # loads the models on first use (the server may start without them)
         self.settings = settings
-        self._cache: dict[int, tuple[tuple[int, ...], Profile | None]] = {}
+        self._cache: dict[int, tuple[tuple[int, ...], _Learnt]] = {}
+        self._reported: set[int] = set()  # damaged photos already in the log
         self._lock = threading.Lock()
 
     def learn(self, photo_id: int, set_id: int) -> int:
@@ -58,36 +74,59 @@ class TableProfiles:
         return len(learnt)
 
     def profile(self, set_id: int) -> Profile | None:
-        """The set's profile (None while it learnt nothing, or learnt with another reader)."""
+        """The set's profile (None while it learnt nothing the reader can use)."""
+        return self._learnt(set_id).profile
+
+    def _learnt(self, set_id: int) -> _Learnt:
         ids = self.store.learnt_photo_ids(set_id)
         with self._lock:
             cached = self._cache.get(set_id)
             if cached is not None and cached[0] == ids:
                 return cached[1]
-        profile = self._build(set_id) if ids else None
+        learnt = self._build(set_id) if ids else _Learnt(None, 0, 0, 0)
         with self._lock:
-            self._cache[set_id] = (ids, profile)
-        return profile
+            self._cache[set_id] = (ids, learnt)
+        return learnt
 
-    def _build(self, set_id: int) -> Profile | None:
-        reader = self._models().reader
-        parts = []
+    def _build(self, set_id: int) -> _Learnt:
+        models = self._models()
+        reader, width = models.reader.fingerprint, embedding_width(models)
+        parts, damaged = [], 0
         for photo_id, data in self.store.learnt_photos(set_id):
             try:
                 part = Profile.from_bytes(data, photo_name(photo_id))
-                part.check_reader(reader.fingerprint)
-            except ProfileError:
-                continue  # learnt with an earlier reader: it cannot help this one
+                if reader and part.reader != reader:
+                    continue  # learnt with an earlier reader: it cannot help this one, and is not damaged
+                if part.dim != width:
+                    raise ProfileError(f"{photo_name(photo_id)} is damaged: its embeddings have {part.dim} values, "
+                                       f"the reader's {width}")
+            except ProfileError as exc:
+                damaged += 1
+                self._report(photo_id, set_id, exc)
+                continue
             parts.append(part)
-        if not parts:
-            return None
-        return Profile.merged(reader.fingerprint, parts[0].dim, parts)
+        profile = Profile.merged(reader, width, parts) if parts else None
+        return _Learnt(profile, sum(len(p) for p in parts), len(parts), damaged)
+
+    def _report(self, photo_id: int, set_id: int, exc: ProfileError) -> None:
+        with self._lock:
+            if photo_id in self._reported:
+                return
+            self._reported.add(photo_id)
+        log.warning("dice set %s: what photo %s taught cannot be used (%s); reset the set or confirm the "
+                    "photo again to learn it anew", set_id, photo_id, exc)
 
     def summary(self, set_id: int | None) -> SetSummary:
         record: DiceSetRecord = self.store.dice_set(set_id)
-        profile = self.profile(record.id) if record.dice else None
-        return SetSummary(record.id, record.name, record.dice, record.photos,
-                          bool(profile is not None and profile.blend.active))
+        if not record.dice and not record.photos:
+            return SetSummary(record.id, record.name, 0, 0, False)
+        try:
+            learnt = self._learnt(record.id)
+        except Exception:  # noqa: BLE001 - no reader here (models missing): the card still shows
+            log.exception("the dice set %s's learning cannot be checked", record.id)
+            return SetSummary(record.id, record.name, record.dice, record.photos, False)
+        return SetSummary(record.id, record.name, learnt.dice, learnt.photos,
+                          bool(learnt.profile is not None and learnt.profile.blend.active), learnt.damaged)
 
 
 def photo_name(photo_id: int) -> str:

@@ -55,7 +55,7 @@ def learn_photo(profile: Profile | None, photo: str, source: bytes | str | os.Pa
     work = source if isinstance(source, WorkImage) else load_work_image(source)
     boxes = [_inside(d.box, work, i) for i, d in enumerate(dice)]
     if not dice:
-        return profile if profile is not None else Profile.empty(reader.fingerprint, _embedding_width(models))
+        return profile if profile is not None else Profile.empty(reader.fingerprint, embedding_width(models))
     image = _crop_source(work, boxes)
     crops = np.stack([box_crop(image.rgb, image.to_work(b), reader.size) for b in boxes])
     if settings.balance_light:  # the crops as a reading of this photo sees them (white_balance.py)
@@ -86,7 +86,8 @@ def _crop_source(work: WorkImage, boxes: list[Box]) -> WorkImage:
     return work if zoom <= 1.0 else load_detail(work, round(work.long_side * zoom))
 
 
-def _embedding_width(models: Models) -> int:
+def embedding_width(models: Models) -> int:
+    """How many values the reader's embedding of a crop has."""
     crop = np.zeros((1, models.reader.size, models.reader.size, 3), np.uint8)
     embedding = models.reader.logits(crop, 1).embedding
     if embedding is None:

@@ -7,13 +7,15 @@ from typing import Any, Callable
 from companion.store import MAX_SET_NAME
 
 DICE_SET_SCHEMA: dict[str, Any] = {
-    "type": "object", "required": ["id", "name", "dice", "photos", "in_use"],
+    "type": "object", "required": ["id", "name", "dice", "photos", "in_use", "damaged"],
     "properties": {
         "id": {"type": "integer"},
         "name": {"type": "string", "minLength": 1, "maxLength": MAX_SET_NAME},
         "dice": {"type": "integer", "minimum": 0, "description": "dice learnt from confirmed photos"},
         "photos": {"type": "integer", "minimum": 0},
         "in_use": {"type": "boolean", "description": "what was learnt changes readings (the guard lets it)"},
+        "damaged": {"type": "integer", "minimum": 0,
+                    "description": "photos whose stored learning is damaged: not counted in dice or photos, not used"},
     },
 }
 

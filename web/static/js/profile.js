@@ -13,10 +13,18 @@ export const setsApi = {
 };
 
 export function learntText(set) {
-  if (!set.dice) return `${set.name}: nothing learnt yet; each confirmed photo teaches the reader this set.`;
+  const damaged = damagedText(set);
+  if (!set.dice) return `${set.name}: nothing learnt yet; each confirmed photo teaches the reader this set.${damaged ? ` ${damaged}` : ""}`;
   const dice = `${set.dice} ${set.dice === 1 ? "die" : "dice"}`;
   const use = set.in_use ? "" : " (not used yet: it does not read better so far)";
-  return `Learnt from ${dice} of this set (${set.name})${use}.`;
+  return `Learnt from ${dice} of this set (${set.name})${use}.${damaged ? ` ${damaged}` : ""}`;
+}
+
+// What the server found damaged in the set's stored learning (it is not counted, nor used).
+function damagedText(set) {
+  if (!set.damaged) return "";
+  const photos = `${set.damaged} ${set.damaged === 1 ? "photo" : "photos"}`;
+  return `What ${photos} taught is damaged and not used: Reset clears it.`;
 }
 
 // A "Dice set" choice in the new-game form, before `before`; returns () => the chosen set id.
@@ -59,8 +67,8 @@ export function mountDiceSets(container, info) {
     }
     list.innerHTML = sets.map((s) => `<li class="set-row" data-id="${s.id}">
         <input type="text" maxlength="${info.max_set_name_length}" value="${esc(s.name)}" aria-label="Name of the set ${esc(s.name)}" data-rename="${s.id}">
-        <span class="learnt">${s.dice ? `learnt from ${s.dice} ${s.dice === 1 ? "die" : "dice"}` : "nothing learnt yet"}</span>
-        <button type="button" class="btn" data-reset="${s.id}" ${s.dice ? "" : "disabled"} aria-label="Reset what ${esc(s.name)} learnt">Reset</button>
+        <span class="learnt">${s.dice ? `learnt from ${s.dice} ${s.dice === 1 ? "die" : "dice"}` : "nothing learnt yet"}${s.damaged ? ` <span class="damaged">· ${esc(damagedText(s))}</span>` : ""}</span>
+        <button type="button" class="btn" data-reset="${s.id}" ${s.dice || s.damaged ? "" : "disabled"} aria-label="Reset what ${esc(s.name)} learnt">Reset</button>
       </li>`).join("");
   }
 
