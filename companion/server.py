@@ -24,6 +24,7 @@ from companion.web_api.games import ReplayCache
 from companion.web_api.photos import PhotoReader
 from companion.web_api.routes import BLUEPRINTS, dice_sets
 from companion.web_api.settings import LOOPBACK_HOSTS, MAX_PHOTO_BYTES, MAX_STREAMS, ServerSettings
+from companion.web_api.throttle import JoinThrottle
 
 log = logging.getLogger("companion.server")
 
@@ -54,6 +55,7 @@ def create_app(db_path: str | Path, *, join_code: str | None = None, lan_hosts: 
         "cache": ReplayCache(),
         "events": Broadcaster(settings.keepalive_s, settings.max_streams, settings.disconnect_poll_s),
         "photos": PhotoReader(settings.photo_reads, models_dir),
+        "join_throttle": JoinThrottle(settings.join_tries, settings.join_window_s),
     }
     dice_sets.install(app, app.extensions["companion"]["store"])
     guards.install(app)

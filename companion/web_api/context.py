@@ -13,6 +13,7 @@ from companion.web_api.broadcast import Broadcaster
 from companion.web_api.games import ReplayCache
 from companion.web_api.photos import PhotoReader
 from companion.web_api.settings import ServerSettings
+from companion.web_api.throttle import JoinThrottle
 
 
 def store() -> Store:
@@ -33,3 +34,7 @@ def photos() -> PhotoReader:
 
 def settings() -> ServerSettings:
     return current_app.extensions["companion"]["settings"]
+
+
+def join_throttle() -> JoinThrottle:
+    return current_app.extensions["companion"]["join_throttle"]

@@ -5,12 +5,15 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import logging
 import re
 
 from flask import Flask, Response, current_app, jsonify, request
 
 from companion.web_api import context
 from companion.web_api.settings import MAX_JSON_BYTES, MAX_PHOTO_BYTES
+
+log = logging.getLogger("companion.server")
 
 # Room above the photo limit for the multipart framing; the photo itself is checked exactly.
 MULTIPART_SLACK = 1024 * 1024
@@ -103,10 +106,11 @@ def check_origin():
 
 def same_code(offered: str, code: str) -> bool:
     """A join code as a person types it: any letter case, with or without its dash or spaces."""
-    def plain(text: str) -> bytes:
-        return "".join(text.split()).replace("-", "").upper().encode()
+    return hmac.compare_digest(_plain(offered), _plain(code))
 
-    return hmac.compare_digest(plain(offered), plain(code))
+
+def _plain(text: str) -> bytes:
+    return "".join(text.split()).replace("-", "").upper().encode(errors="replace")
 
 
 def host_name(host: str) -> str:
@@ -126,19 +130,51 @@ def _refuse(status: int, message: str):
 
 
 def check_join_code():
-    """LAN mode: a request must carry the join code (query ?code=, cookie, or X-Join-Code)."""
+    """LAN mode: a request must carry the join code (query ?code=, cookie, or X-Join-Code).
+    A client that tried too many wrong codes waits (429), whatever it sends meanwhile."""
     code = context.settings().join_code
     if not code:
         return None
+    throttle = context.join_throttle()
+    client = request.remote_addr
+    wait = throttle.wait_s(client)
+    if wait:
+        return _too_many_tries(wait)
     offered = request.args.get("code") or request.cookies.get(JOIN_COOKIE) or request.headers.get("X-Join-Code")
     if offered and same_code(offered, code):
+        throttle.succeeded(client)
         return None
+    notice = ""
+    if offered:
+        tried = throttle.failed(client, _plain(offered).decode(errors="replace"))
+        log.warning("wrong join code from %s (%d different in the last %.0f s; the limit is %d)",
+                    client, tried, throttle.window_s, throttle.limit)
+        if tried >= throttle.limit:  # its next tries get 429 until the oldest leaves the window
+            log.warning("join code tries from %s are refused for %d s", client, throttle.wait_s(client))
+        notice = "That is not this scorepad's code."
     message = "This scorepad needs its join code: scan the QR code or open the URL the server printed."
     if request.path.startswith("/api/"):
         return jsonify({"error": message}), 403
-    # A person at the door: a page that says what to do, with a field for the code.
+    return _join_page(notice, 403)
+
+
+def _too_many_tries(wait: int):
+    # not logged: the try that reached the limit was, and a guesser must not fill the log
+    message = f"Too many wrong join codes from this device. Try again in {wait} s."
+    headers = {"Retry-After": str(wait)}
+    if request.path.startswith("/api/"):
+        return jsonify({"error": message}), 429, headers
+    response = _join_page(message, 429)
+    response.headers.update(headers)
+    return response
+
+
+def _join_page(notice: str, status: int) -> Response:
+    """A person at the door: a page that says what to do, with a field for the code."""
     page = (current_app.config["WEB_DIR"] / "templates" / "join.html").read_text("utf-8")
-    response = Response(page, status=403, mimetype="text/html")
+    if notice:  # the server's own sentences: no input of the client's goes into the page
+        page = page.replace("<!-- notice -->", f'<p class="notice" role="alert">{notice}</p>')
+    response = Response(page, status=status, mimetype="text/html")
     # its one inline style block, allowed by its hash (the policy allows no other inline style)
     response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY.replace(
         "style-src 'self'", f"style-src 'self' {_style_hashes(page)}")

@@ -14,6 +14,10 @@ MAX_JSON_BYTES = 64 * 1024  # a JSON request: a game of 8 players' names is unde
 MAX_JSON_DEPTH = 8  # the deepest request the API takes has 2 levels ({"rules": {...}})
 MAX_LIST_ITEMS = 64  # any list in a request (dice, players, rolls, sources)
 MAX_STREAMS = 128  # live-update streams open at once: a table's phones, many times over
+# Guessing the join code (32^8 = 2^40 codes) at 10 wrong codes a minute takes one client about
+# 100,000 years on average
+JOIN_TRIES = 10
+JOIN_WINDOW_S = 60.0
 
 
 def cores() -> int:
@@ -37,6 +41,9 @@ class ServerSettings:
     # How often an idle stream checks that its client is still there (waitress tells).
     disconnect_poll_s: float = 1.0
     photo_reads: int = field(default_factory=cores)  # photos decoded and read at once
+    # LAN mode: a client that tried this many different wrong join codes within the window waits
+    join_tries: int = JOIN_TRIES
+    join_window_s: float = JOIN_WINDOW_S
 
     @property
     def lan(self) -> bool:
