@@ -50,9 +50,9 @@ def test_a_new_game_starts_with_the_first_player_on_phase_1(client):
         ({"players": []}, "at least 1 player"),
         ({"players": ["Ann", "ann"]}, "twice"),
         ({"players": ["Ann", "Bob"], "mode": "solitaire"}, "solitaire"),
-        ({"players": ["Ann"], "mode": "poker"}, "unknown mode"),
+        ({"players": ["Ann"], "mode": "poker"}, "standard or solitaire"),
         ({"players": ["Ann"], "rules": {"no_such_rule": True}}, "unknown house rule"),
-        ({"players": ["x" * 31]}, "longer than 30"),
+        ({"players": ["x" * 31]}, "1 to 30 characters"),
         ({"players": "Ann"}, "list of names"),
     ],
 )

@@ -130,3 +130,29 @@ def test_in_lan_mode_a_foreign_host_learns_no_address_of_the_machine(db_path):
         text = response.get_data(as_text=True)
         assert response.status_code == 400 and "rebind.attacker.example" in text
         assert "192.168" not in text and "fd00" not in text and "127.0.0.1" not in text
+
+
+# --- one model parses a request and describes it in the document -----------------------------------
+
+@pytest.mark.parametrize("extra, field", [
+    ({"sources": "all of them"}, "sources"),  # it was read only with a photo: any value passed without one
+    ({"sources": [0] * 11}, "sources"),
+    ({"photo_id": "7"}, "photo_id"),
+    ({"seq": 0.5}, "seq"),
+])
+def test_a_confirm_field_that_is_not_what_the_document_says_is_refused(client, extra, field):
+    game = client.post("/api/games", json={"players": ["Ann", "Bob"]}).json
+    response = client.post(f"/api/games/{game['id']}/attempts",
+                           json={"player": "Ann", "seq": 0, "dice": PHASE1_MADE, **extra})
+    assert response.status_code == 400 and response.json["error"].startswith(f'"{field}" ')
+    assert client.get(f"/api/games/{game['id']}").json["seq"] == 0
+    schema = client.get("/api/openapi.json").json["paths"]["/api/games/{game_id}/attempts"]["post"]
+    assert field in schema["requestBody"]["content"]["application/json"]["schema"]["properties"]
+
+
+def test_a_refusal_names_the_field_and_says_what_it_must_be(client):
+    response = client.post("/api/advise", json={"phase": 1, "dice": ["7b"] * 10, "rolls_left": "2"})
+    assert response.json["error"] == '"rolls_left" must be the rolls left in this turn: 2 after the first roll, ' \
+                                     '1 less after each'
+    missing = client.post("/api/evaluate", json={"dice": ["7b"]})
+    assert missing.status_code == 400 and missing.json["error"] == '"phase" is missing: it must be a phase number 1..10'

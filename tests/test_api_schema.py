@@ -1,5 +1,6 @@
 """The OpenAPI document says exactly what the server does: schemathesis generates requests
-from it (bounded in examples, a few seconds in all) and checks every answer against it."""
+from it (bounded in examples, a few seconds in all) and checks every answer against it: never
+a 5xx, every refusal a JSON sentence with the security headers."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from hypothesis import HealthCheck, settings
 from companion.server import create_app
 
 schemathesis = pytest.importorskip("schemathesis")
-from schemathesis.checks import positive_data_acceptance  # noqa: E402 - after the skip
+from schemathesis import GenerationMode  # noqa: E402 - after the skip
+from schemathesis.checks import negative_data_rejection, positive_data_acceptance  # noqa: E402
 
 _DB = tempfile.TemporaryDirectory(prefix="companion-schema-")
 atexit.register(_DB.cleanup)
@@ -33,7 +35,19 @@ CROSS_FIELD_RULES = {
 @schema.parametrize()
 @settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 def test_every_answer_is_one_the_document_gives(case):
-    case.call_and_validate(excluded_checks=excluded_checks(case))
+    response = case.call()
+    case.validate_response(response, excluded_checks=excluded_checks(case))
+    refused_as_documented(response)
+
+
+def refused_as_documented(response) -> None:
+    """Never a 5xx; a refusal is a JSON sentence, with the security headers as every answer."""
+    assert response.status_code < 500, response.text
+    headers = {k.lower(): v for k, v in response.headers.items()}
+    assert "nosniff" in str(headers.get("x-content-type-options")) and headers.get("content-security-policy")
+    if response.status_code >= 400:
+        error = response.json()["error"]
+        assert isinstance(error, str) and error.strip()
 
 
 def excluded_checks(case) -> list:
@@ -46,8 +60,23 @@ def excluded_checks(case) -> list:
 class LinkedCalls(schema.as_state_machine()):
     def validate_response(self, response, case, additional_checks=None, **kwargs):
         case.validate_response(response, additional_checks=additional_checks, excluded_checks=excluded_checks(case))
+        refused_as_documented(response)
 
 
 LinkedCalls.TestCase.settings = settings(max_examples=10, stateful_step_count=6, deadline=None, derandomize=True,
                                          suppress_health_check=list(HealthCheck))
 TestLinkedCalls = LinkedCalls.TestCase
+
+
+# Requests the document refuses (a wrong type, a bound crossed, a field missing) must be refused
+# by the server too: the models that make the document are the ones that parse the request.
+refusals = schemathesis.openapi.from_wsgi("/api/openapi.json", APP).include(method=["POST", "PATCH"])
+refusals.config.generation.update(modes=[GenerationMode.NEGATIVE])
+
+
+@refusals.parametrize()
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+def test_what_the_document_refuses_the_server_refuses(case):
+    response = case.call()
+    case.validate_response(response, checks=[negative_data_rejection])
+    refused_as_documented(response)

@@ -11,7 +11,7 @@ from companion.dice import DiceError
 from companion.game import GameError
 from companion.store import Conflict, NotFound
 from companion.web_api import guards
-from companion.web_api.fields import ApiError, sentence
+from companion.web_api.bodies import ApiError, sentence
 from companion.web_api.settings import MAX_JSON_BYTES, MAX_PHOTO_BYTES
 
 log = logging.getLogger("companion.server")

@@ -13,19 +13,17 @@ from collections import OrderedDict
 from typing import Any, Sequence
 
 from companion.dice import Color, DiceError, Face, parse_faces, standard_set
-from companion.game import Game, Mode, house_rules_from_json
+from companion.game import Game, house_rules_from_json
 from companion.store import AttemptRecord, GameRecord
-from companion.web_api.fields import field
+from companion.web_api.bodies import CreateGameBody
 
 
-def game_config(body: dict[str, Any]) -> dict[str, Any]:
+def game_config(body: CreateGameBody) -> dict[str, Any]:
     """Check a create-game request and return the config to store: the game's own checks
     (names, solitaire for one player...) refuse a bad one, and give the names as it keeps them."""
-    players = field(body, "players", list, "a list of names", items=str)
-    mode = Mode.parse(body.get("mode", "standard"))
-    rules = house_rules_from_json(body.get("rules"))
-    game = Game.new(players, mode, rules)
-    return {"players": list(game.players), "mode": mode.value, "rules": dataclasses.asdict(rules)}
+    rules = house_rules_from_json(body.rules)
+    game = Game.new(body.players, body.mode, rules)
+    return {"players": list(game.players), "mode": game.mode.value, "rules": dataclasses.asdict(rules)}
 
 
 class ReplayCache:

@@ -16,7 +16,7 @@ from typing import Any
 from flask import request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from companion.web_api.fields import ApiError
+from companion.web_api.bodies import ApiError
 from companion.web_api.settings import MAX_PHOTO_BYTES
 
 log = logging.getLogger("companion.server")

@@ -11,8 +11,7 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 MAX_PHOTO_BYTES = 25 * 1024 * 1024  # one photo upload (the multipart framing gets 1 MB more)
 MAX_JSON_BYTES = 64 * 1024  # a JSON request: a game of 8 players' names is under 1 KB
-MAX_JSON_DEPTH = 8  # the deepest request the API takes has 2 levels ({"rules": {...}})
-MAX_LIST_ITEMS = 64  # any list in a request (dice, players, rolls, sources)
+MAX_LIST_ITEMS = 64  # players or rolls in a request (a roll's dice have the set's own bound)
 MAX_STREAMS = 128  # live-update streams open at once: a table's phones, many times over
 # Guessing the join code (32^8 = 2^40 codes) at 10 wrong codes a minute takes one client about
 # 100,000 years on average

@@ -12,11 +12,11 @@ import logging
 
 from flask import Blueprint, current_app, jsonify
 
-from companion.store import MAX_SET_NAME, StoreError
+from companion.store import StoreError
 from companion.table_profiles import TableProfiles
 from companion.vision.profile import Profile
 from companion.web_api import context
-from companion.web_api.fields import ApiError, field, json_body, sentence
+from companion.web_api.bodies import ApiError, DiceSetBody, parse, sentence
 
 log = logging.getLogger("companion.server")
 bp = Blueprint("dice_sets", __name__, url_prefix="/api")
@@ -60,8 +60,8 @@ def learn_confirmed(game_id: str, photo_id: int) -> dict | None:
         return None
 
 
-def _name(body: dict) -> str:
-    return field(body, "name", str, f"the set's name (1 to {MAX_SET_NAME} characters)")
+def _name() -> str:
+    return parse(DiceSetBody).name
 
 
 def _store_call(fn, *args):
@@ -81,13 +81,13 @@ def list_sets():
 
 @bp.post("/dice-sets")
 def create_set():
-    record = _store_call(context.store().create_dice_set, _name(json_body()))
+    record = _store_call(context.store().create_dice_set, _name())
     return jsonify(profiles().summary(record.id).to_json()), 201
 
 
 @bp.patch("/dice-sets/<int:set_id>")
 def rename_set(set_id: int):
-    record = _store_call(context.store().rename_dice_set, set_id, _name(json_body()))
+    record = _store_call(context.store().rename_dice_set, set_id, _name())
     return jsonify(profiles().summary(record.id).to_json())
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, jsonify, request
 
+from companion.dice import parse_faces
 from companion.game import GameError
 from companion.store import NotFound
 from companion.web_api import context
 from companion.web_api.broadcast import Busy, busy_stream
-from companion.web_api.fields import ApiError, faces, field, json_body, sentence
+from companion.web_api.bodies import ApiError, AttemptBody, CreateGameBody, parse, sentence
 from companion.web_api.games import game_config, game_state, game_summary, photo_labels, reading_json
 from companion.web_api.guards import takes_photo
 from companion.web_api.photos import uploaded_photo
@@ -46,9 +47,8 @@ def list_games():
 
 @bp.post("")
 def create_game():
-    body = json_body()
-    dice_set = field(body, "dice_set", int, "the id of one of the scorepad's dice sets, or null", optional=True)
-    record = context.store().create_game(game_config(body), dice_set)
+    body = parse(CreateGameBody)
+    record = context.store().create_game(game_config(body), body.dice_set)
     return jsonify(_state(record.id)), 201
 
 
@@ -84,11 +84,9 @@ def game_events(game_id: str):
 
 @bp.post("/<game_id>/attempts")
 def record_attempt(game_id: str):
-    body = json_body()
-    seq = field(body, "seq", int, "the attempt number the page shows (the game's \"seq\")", valid=lambda n: n >= 0)
-    player = field(body, "player", str, "the name of the player whose attempt this is")
-    dice = faces(body)
-    photo_id = field(body, "photo_id", int, "the id the photo upload returned, or null", optional=True)
+    body = parse(AttemptBody)
+    seq, player, photo_id = body.seq, body.player, body.photo_id
+    dice = parse_faces(body.dice)
     store, cache = context.store(), context.cache()
     with store.appending(game_id, seq) as (record, attempts, appender):
         game = cache.game(record, attempts, for_update=True)
@@ -99,9 +97,7 @@ def record_attempt(game_id: str):
         labels = None
         if photo_id is not None:
             photo = store.get_photo(photo_id)
-            sources = field(body, "sources", list, "per die, the index of the read die it came from, or null",
-                            optional=True)
-            labels = photo_labels(photo.reading, dice, sources)
+            labels = photo_labels(photo.reading, dice, body.sources)
         added = appender.append(attempt.player, [f.token for f in dice], photo_id, labels)
     cache.put(game_id, [*attempts, added], game)
     current = _announce(game_id)
