@@ -73,10 +73,12 @@ def test_the_window_slides_so_the_rate_stays_at_ten_a_minute(lan):
         clock.now += JOIN_WINDOW_S
 
 
-def test_a_stale_code_sent_again_and_again_counts_once(lan):
+def test_a_stale_code_sent_again_and_again_counts_once(lan, caplog):
     client, _ = lan
-    statuses = {get(client, FRIEND, "OLDC-ODE1", path).status_code for path in ["/", "/api/games"] * 30}
+    with caplog.at_level(logging.WARNING, logger="companion.server"):
+        statuses = {get(client, FRIEND, "OLDC-ODE1", path).status_code for path in ["/", "/api/games"] * 30}
     assert statuses == {403}
+    assert len([r for r in caplog.records if "wrong join code" in r.getMessage()]) == 1
     assert get(client, FRIEND, CODE).status_code == 200
 
 

@@ -146,10 +146,11 @@ def check_join_code():
         return None
     notice = ""
     if offered:
-        tried = throttle.failed(client, _plain(offered).decode(errors="replace"))
-        log.warning("wrong join code from %s (%d different in the last %.0f s; the limit is %d)",
-                    client, tried, throttle.window_s, throttle.limit)
-        if tried >= throttle.limit:  # its next tries get 429 until the oldest leaves the window
+        tried, new = throttle.failed(client, _plain(offered).decode(errors="replace"))
+        if new:  # a stale cookie sent with every request is logged once, as it is counted once
+            log.warning("wrong join code from %s (%d different in the last %.0f s; the limit is %d)",
+                        client, tried, throttle.window_s, throttle.limit)
+        if new and tried >= throttle.limit:  # its next tries get 429 until the oldest leaves the window
             log.warning("join code tries from %s are refused for %d s", client, throttle.wait_s(client))
         notice = "That is not this scorepad's code."
     message = "This scorepad needs its join code: scan the QR code or open the URL the server printed."

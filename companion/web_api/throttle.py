@@ -38,17 +38,20 @@ class JoinThrottle:
                 return 0
             return max(1, math.ceil(min(tries.values()) + self.window_s - self.clock()))
 
-    def failed(self, address: str | None, offered: str) -> int:
-        """Count a wrong code; returns how many different wrong codes this client tried in the window."""
+    def failed(self, address: str | None, offered: str) -> tuple[int, bool]:
+        """Count a wrong code: how many different wrong codes this client tried in the window,
+        and whether this one is new among them."""
         client = client_key(address)
+        code = offered[:64]  # no join code is that long: a bound on what is kept
         with self._lock:
             tries = self._recent(client)
-            tries[offered[:64]] = self.clock()  # no join code is that long: a bound on what is kept
+            new = code not in tries
+            tries[code] = self.clock()
             self._tries[client] = tries
             self._tries.move_to_end(client)
             while len(self._tries) > self._max_clients:
                 self._tries.popitem(last=False)
-            return len(tries)
+            return len(tries), new
 
     def succeeded(self, address: str | None) -> None:
         with self._lock:
