@@ -21,7 +21,7 @@ from companion.dice import Color, Face
 from companion.store import DiceSetRecord, Store
 from companion.vision.learn import ConfirmedDie, embedding_width, learn_photo
 from companion.vision.models import Models
-from companion.vision.profile import Profile, ProfileError
+from companion.vision.profile import Learnt, Profile, ProfileError
 from companion.vision.settings import ReadSettings
 
 log = logging.getLogger("companion.server")
@@ -37,10 +37,11 @@ class SetSummary:
     photos: int
     in_use: bool  # the guard lets what was learnt change readings
     damaged: int = 0  # photos whose stored learning is damaged: never counted as learnt
+    learnt: tuple[Learnt, ...] = ()  # per ink, then per value
 
     def to_json(self) -> dict:
         return {"id": self.id, "name": self.name, "dice": self.dice, "photos": self.photos, "in_use": self.in_use,
-                "damaged": self.damaged}
+                "damaged": self.damaged, "learnt": [item.to_json() for item in self.learnt]}
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,8 +126,10 @@ class TableProfiles:
         except Exception:  # noqa: BLE001 - no reader here (models missing): the card still shows
             log.exception("the dice set %s's learning cannot be checked", record.id)
             return SetSummary(record.id, record.name, record.dice, record.photos, False)
+        profile = learnt.profile
         return SetSummary(record.id, record.name, learnt.dice, learnt.photos,
-                          bool(learnt.profile is not None and learnt.profile.blend.active), learnt.damaged)
+                          bool(profile is not None and profile.blend.active), learnt.damaged,
+                          tuple(profile.learnt()) if profile is not None else ())
 
 
 def photo_name(photo_id: int) -> str:
@@ -134,8 +137,11 @@ def photo_name(photo_id: int) -> str:
 
 
 def confirmed_dice(labels) -> list[ConfirmedDie]:
-    """The boxed dice of a photo's confirmed labels (companion/web_api/games.py: photo_labels);
-    dice typed in by hand have no box and teach nothing."""
+    """The boxed dice of a photo's confirmed labels (companion/web_api/games.py: photo_labels),
+    a die typed in by hand with the place the player pointed at among them; a die typed in
+    without a place has no box and teaches nothing. A die counts as checked when the labels
+    say so, or when it was corrected or pointed at; labels stored before the page recorded
+    what was checked leave the rest unchecked: confirmed, but the reader's own guess."""
     if not isinstance(labels, dict):
         return []
     out = []
@@ -145,5 +151,6 @@ def confirmed_dice(labels) -> list[ConfirmedDie]:
             continue
         value = None if die.get("value") == "W" else int(die["value"])
         x0, y0, x1, y1 = (float(v) for v in box)
-        out.append(ConfirmedDie(Face(value, Color.parse(die["color"])), (x0, y0, x1, y1)))
+        checked = bool(die.get("checked") or die.get("corrected") or die.get("pointed"))
+        out.append(ConfirmedDie(Face(value, Color.parse(die["color"])), (x0, y0, x1, y1), checked))
     return out

@@ -63,6 +63,10 @@ def test_a_confirmed_photo_teaches_the_games_set_undo_forgets_it_and_reset_clear
     assert confirm.status_code == 201
     learnt = client.get(f"/api/games/{game['id']}/dice-set").json
     assert learnt["dice"] == len(dice) and learnt["photos"] == 1
+    # what was learnt, per ink and per value: every die confirmed as read, so none checked
+    inks = [item for item in learnt["learnt"] if item["kind"] == "ink"]
+    assert sum(item["dice"] for item in inks) == len(dice) and all(item["checked"] == 0 for item in inks)
+    assert not any(item["in_use"] for item in learnt["learnt"])  # one photo: nothing checked yet
     # the next photo of the game is read with the set's profile: the same answer shape
     second = client.post(f"/api/games/{game['id']}/photos",
                          data={"photo": (__import__("io").BytesIO(photo), "dice.webp")},

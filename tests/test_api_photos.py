@@ -81,6 +81,43 @@ def test_photos_with_hand_typed_dice_are_left_out_unless_asked(app, client, db_p
     assert len(label["dice"]) == 5 and label["conditions"]["unboxed"] == 1
 
 
+def test_a_typed_in_die_pointed_at_on_the_photo_is_labelled_there_and_checked(app, client, db_path, tmp_path):
+    from companion.table_profiles import confirmed_dice
+
+    game = client.post("/api/games", json={"players": ["Ann"]}).json
+    photo_id = stored_photo(app, game["id"])
+    body = {"player": "Ann", "seq": 0, "dice": ["7b", "7r", "7g", "3o", "3r", "3g"], "photo_id": photo_id,
+            "sources": [0, 1, 2, 3, 4, None], "boxes": [None, None, None, None, None, [250, 100, 280, 130]]}
+    assert client.post(f"/api/games/{game['id']}/attempts", json=body).status_code == 201
+    labels = app.extensions["companion"]["store"].get_photo(photo_id).labels
+    assert labels["unboxed"] == 0 and len(labels["dice"]) == 6
+    typed = labels["dice"][-1]
+    assert (typed["value"], typed["color"], typed["box"], typed["pointed"]) == (3, "green", [250, 100, 280, 130], True)
+    learnt = confirmed_dice(labels)
+    assert len(learnt) == 6 and learnt[-1].checked and learnt[-1].box == (250.0, 100.0, 280.0, 130.0)
+    assert learnt[2].checked and not learnt[0].checked  # die 2 was corrected; die 0 confirmed as read
+    # a photo with every die boxed is exported, the typed-in die with it
+    assert companion(["export-corrections", str(tmp_path / "a"), "--db", str(db_path)]) == 0
+    assert len(json.loads((tmp_path / "a" / "labels.jsonl").read_text())["dice"]) == 6
+
+
+@pytest.mark.parametrize("boxes", [
+    [None] * 5 + [[250, 100, 240, 130]],  # x1 < x0
+    [None] * 5 + [[250, 100, 330, 130]],  # outside the 320 x 240 photo
+    [None] * 5 + [[250, 100, 280]],
+    [None] * 5 + ["here"],
+    [None] * 4,
+])
+def test_a_bad_pointed_box_is_refused_and_records_nothing(app, client, boxes):
+    game = client.post("/api/games", json={"players": ["Ann"]}).json
+    photo_id = stored_photo(app, game["id"])
+    body = {"player": "Ann", "seq": 0, "dice": ["7b", "7r", "7g", "3o", "3r", "3g"], "photo_id": photo_id,
+            "sources": [0, 1, 2, 3, 4, None], "boxes": boxes}
+    response = client.post(f"/api/games/{game['id']}/attempts", json=body)
+    assert response.status_code == 400 and "box" in response.json["error"]
+    assert client.get(f"/api/games/{game['id']}").json["seq"] == 0
+
+
 def test_bad_sources_are_refused_and_record_nothing(app, client):
     game = client.post("/api/games", json={"players": ["Ann"]}).json
     photo_id = stored_photo(app, game["id"])

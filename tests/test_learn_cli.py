@@ -135,23 +135,34 @@ def test_a_profile_of_another_reader_is_refused_when_reading(tmp_path, capsys):
 
 
 def test_read_image_hands_the_profiles_probabilities_to_the_decoder(tmp_path):
-    """A profile whose colour shift makes every red look orange: read with it, the sample's
-    red dice come out orange where the set has an orange die with that value."""
+    """A profile that learnt this set's orange ink to look as the colour head's red: read with
+    it, the sample's red die comes out orange where the guard backs red -> orange (the set's
+    constraint then settles the other dice), and stays red, flagged, where it does not."""
     import numpy as np
 
     from companion.vision import read_image
     from companion.vision.models import load_models
-    from companion.vision.profile import Blend
+    from companion.vision.profile import _DEFAULT_INKS, Blend, Check, Inks, N_COLORS
 
     target = tmp_path / "table.profile"
     assert main(["learn", str(target), str(_labels(tmp_path, PHOTOS[:2]))]) == 0
     learnt = Profile.from_bytes(target.read_bytes())
-    shift = np.zeros(4)
-    shift[0], shift[1] = -30.0, 30.0  # red, orange
-    forced = dataclasses.replace(learnt, blend=Blend(color_bias=shift))
+    means = _DEFAULT_INKS.copy()
+    means[1], means[0] = _DEFAULT_INKS[0], -10 * _DEFAULT_INKS[0]  # orange looks as red did; red like nothing
+    model = dataclasses.replace(learnt.blend.model, inks=Inks(means, 1.0), value_weight=0.0)
+    backed = np.zeros((N_COLORS, N_COLORS), bool)
+    backed[0, 1] = True
+    zeros = np.zeros((N_COLORS, N_COLORS), np.int64)
+    forced = dataclasses.replace(learnt, blend=Blend(model, color=Check(zeros, zeros, backed)))
+    unbacked = dataclasses.replace(learnt, blend=Blend(model))
     image = SAMPLES / "s08_webp.webp"
     plain = read_image(image, load_models())
     shifted = read_image(image, load_models(), profile=forced)
-    assert any(d.color.value == "red" for d in plain.dice)
-    assert not any(d.color.value == "red" for d in shifted.dice)
+    flagged = read_image(image, load_models(), profile=unbacked)
+    reds = [i for i, d in enumerate(plain.dice) if d.color.value == "red"]
+    assert reds
+    at = {d.box: d for d in shifted.dice}
+    assert all(at[plain.dice[i].box].color.value == "orange" for i in reds)
+    assert [d.color for d in flagged.dice] == [d.color for d in plain.dice]
+    assert all(flagged.dice[i].uncertain for i in reds)
     assert [d.box for d in plain.dice] == [d.box for d in shifted.dice]

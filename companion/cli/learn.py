@@ -25,6 +25,9 @@ Each line of LABELS is one photo:
 value 1..10 or "W", color red, orange, green or blue, box in pixels of the upright photo
 around the die's top face: what `companion read --json` prints, so a corrected reading is a
 label file. A relative image path is taken from the current folder, else from LABELS' folder.
+A die may say "checked": false when nobody looked at it (the reader's own answer, kept as
+read): it then teaches only where no checked die of the same look says otherwise. Every
+other die counts as checked.
 
 A label file holds at most {MAX_PHOTOS} photos (a profile keeps the newest dice of about 80) and a
 photo at most the set's {MAX_DICE} dice; past that, nothing is learnt and one line says why.
@@ -110,7 +113,10 @@ def parse_labels(path: Path) -> list[tuple[int, str, Path, list]]:
                     isinstance(v, (int, float)) and not isinstance(v, bool) for v in box):
                 raise LabelsError(f"{where}, die {k}: box {box!r} is not [x0, y0, x1, y1]")
             x0, y0, x1, y1 = (float(v) for v in box)
-            dice.append(ConfirmedDie(Face(value, color), (x0, y0, x1, y1)))
+            checked = die.get("checked", True)
+            if not isinstance(checked, bool):
+                raise LabelsError(f"{where}, die {k}: checked {checked!r} is not true or false")
+            dice.append(ConfirmedDie(Face(value, color), (x0, y0, x1, y1), checked))
         photos.append((number, row["image"], _image_path(row["image"], path), dice))
     if not photos:
         raise LabelsError(f"{path} has no labelled photo")
@@ -194,10 +200,22 @@ def run(args: argparse.Namespace) -> int:
         write_atomically(target, profile.to_bytes())
     except OSError as exc:
         return _fail(f"cannot write {target}: {exc.strerror}")
-    blend = profile.blend
-    use = "the base reader alone so far" if not blend.active else (
-        f"checked on {blend.checked} dice: value errors {blend.value_errors[0]} -> {blend.value_errors[1]}, "
-        f"colour errors {blend.color_errors[0]} -> {blend.color_errors[1]}")
     print(f"{target}: learnt {sum(len(d) for *_, d in photos)} dice from {len(photos)} photos "
-          f"({len(profile)} dice of {len(profile.photos)} photos in all, {before} before); reads with {use}")
+          f"({len(profile)} dice of {len(profile.photos)} photos in all, {before} before)")
+    for line in summary_lines(profile):
+        print(f"  {line}")
     return 0
+
+
+def summary_lines(profile) -> list[str]:
+    """What the profile changes, per ink and per value, and what its guard saw."""
+    blend = profile.blend
+    if blend.checked == 0:
+        return ["nothing checked yet (it takes two photos): the base reader reads alone"]
+    lines = [f"checked on {blend.checked} dice of the later photos, each read with the photos before it: "
+             f"colour changes backed fixed {blend.color_errors[0]} and broke {blend.color_errors[1]}, "
+             f"value changes backed fixed {blend.value_errors[0]} and broke {blend.value_errors[1]}"]
+    lines += [item.sentence() for item in profile.learnt()]
+    if blend.drop_unlike:
+        lines.append("boxes the reader doubts that look like none of the set's dice are dropped")
+    return lines

@@ -39,6 +39,9 @@ class LabelError(ValueError):
 class ConfirmedDie:
     face: Face
     box: Box  # pixels of the upright full-size photo, around the top face
+    # a player looked at it (or corrected it, or typed it in and pointed at it); False: the
+    # reader's own guess, confirmed with the photo (profile.py: it teaches less)
+    checked: bool = True
 
 
 def learn_photo(profile: Profile | None, photo: str, source: bytes | str | os.PathLike | WorkImage,
@@ -67,7 +70,7 @@ def learn_photo(profile: Profile | None, photo: str, source: bytes | str | os.Pa
     start = profile if profile is not None else Profile.empty(reader.fingerprint, read.embedding.shape[1])
     return start.add(photo, read.embedding, [value_index(d.face.value) for d in dice],
                      [color_index(d.face.color) for d in dice], softmax(read.value, cal.value_temperature),
-                     softmax(read.color, cal.color_temperature), read.face_probability())
+                     softmax(read.color, cal.color_temperature), read.face_probability(), [d.checked for d in dice])
 
 
 def _inside(box: Box, work: WorkImage, index: int) -> Box:

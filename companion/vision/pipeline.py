@@ -262,10 +262,13 @@ def analyse(
     # once, when first asked (the colour head, the joint colours and the ink doubts ask alike)
     inks = functools.cache(lambda: measure_inks(work.rgb, boxes, light=cast is not None))
     color_probs = _colour_probs(models, photo_kind(light, cast), color_logits, embedding, settings, inks)
+    unbacked = np.zeros(len(detections), dtype=bool)
     if profile is not None:  # what this table's confirmed dice taught, before the set's constraint
-        value_probs, color_probs = profile.adjust(embedding, value_probs, color_probs)
+        applied = profile.apply(embedding, value_probs, color_probs)
+        value_probs, color_probs, unbacked = applied.value_probs, applied.color_probs, applied.unbacked
     decoded = decode(value_probs, color_probs, dice_set, settings.decoding)
     unsure = _scene_flags(detections, faces[keep], value_probs, color_probs, decoded, cast, settings)
+    unsure |= unbacked  # the profile read it otherwise, and its guard could not back that
     if settings.joint_colour:
         decoded, unsure = _joint_decode(detections, faces[keep], value_probs, color_probs, decoded, unsure,
                                         cast, inks, dice_set, settings)

@@ -2,24 +2,31 @@
 
 Every confirmed photo is a labelled example of exactly this set under exactly this light. A
 profile keeps, for each die the players confirmed, the reader's embedding of its crop (what the
-reader's heads read, companion/vision/models.py), its confirmed value and colour, and what the
-base reader said about it. Reading with a profile, each crop's embedding is compared with the
-learnt ones: a kernel over cosine similarity gives every value (and every colour) the mass of
-the learnt dice that look like this crop, and that mass is added to the base reader's
-probabilities,
+reader's heads read, companion/vision/models.py), its confirmed value and colour, whether a
+player checked it (or corrected it), and what the base reader said about it.
 
-    p(k) = (p_base(k) + w * mass(k)) / (1 + w * total mass),
+What a table changes is learnt per ink and per value, each from its own dice:
 
-so a crop like nothing learnt keeps the base reader's answer, and the more dice of this set
-have been learnt that look like it, the more they weigh. The decoder's set constraint applies
-on top, as without a profile.
+- *inks*: one shift per ink of the colour head's log-probabilities, fitted to the learnt dice
+  (how this set's inks look under this light: an orange-looking red). A crop's nearest learnt
+  dice are close for their value, not their ink: they never move its colour.
+- *numerals*: one shift per value of the value head's log-probabilities (this font's 6 read as a
+  9), and a kernel over cosine similarity that gives every value the mass of the learnt dice of
+  that value that look like this crop,
+      p(k) = (p_base(k) + w * mass(k)) / (1 + w * total mass).
 
-The guard: each update is checked on what was learnt, keeping each photo aside in turn (the
-others' dice predict its dice). Each head (value, colour) takes the weight w of WEIGHTS,
-with or without its learnt shift (fit_bias), that makes the fewest errors on the dice kept
-aside, then fits them best; the base reader alone unless that makes no more errors than the
-base reader and fits the kept-aside dice better. With fewer than MIN_PHOTOS photos nothing can be kept aside and the
-base reader reads alone.
+A die nobody checked is the reader's own guess: it teaches only while no checked die of the
+same look (cosine >= SAME_LOOK) says otherwise, and it is never counted as a fix.
+
+The guard checks what the profile will do: each learnt photo in turn, in the order learnt, is
+read with what the photos before it taught (as the page meets them). Each change of a reading
+(base answer b -> profile answer a) on those photos is a fix (a is the confirmed answer), a
+break (b was), or neither. A colour change b -> a is backed when the check saw such changes
+fix dice and break none (per pair of inks); a value change -> a likewise, per value. Reading
+with the profile, a die keeps the base reader's probabilities unless the profile changes its
+answer and the guard backs that change; a change it cannot back is not applied and the die is
+flagged (`Applied.unbacked`). So a profile never makes a reading surer without changing it,
+and never changes one the check did not back.
 
 Pure numpy, no I/O except to_bytes/from_bytes (a versioned .npz, no pickles).
 """
@@ -36,17 +43,19 @@ import numpy as np
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES
 
 FORMAT = "phase10-dice-profile"
-VERSION = 1
+VERSION = 2  # 2: each die says whether a player checked it (version 1 files: nobody did)
+READABLE_VERSIONS = (1, 2)
 N_VALUES, N_COLORS = len(VALUE_CLASSES), len(COLOR_CLASSES)
 # The kernel exp(SHARPNESS * (cos - 1)): a crop of the same face of this set at another turn,
 # tilt and place in the photo scores cos 0.92-0.99 (mass 0.2-0.8); a different face rarely
 # over 0.88 (mass under 0.09).
 SHARPNESS = 20.0
-WEIGHTS = (0.0, 0.25, 1.0, 4.0)  # candidate weights of the learnt dice against the base reader
+VALUE_WEIGHT = 1.0  # weight of the learnt dice's value mass against the base reader
 BIAS_PRIOR = 0.3  # how strongly a head's learnt shift is held at 0 (in dice)
 BIAS_STEPS = 20
-FOLDS = 4  # the guard keeps one photo in FOLDS aside at a time
-MIN_PHOTOS = 2  # the guard needs a photo to keep aside and one to learn from
+MIN_PHOTOS = 2  # the guard needs a photo to check and one before it to learn from
+CHECK_PHOTOS = 24  # the guard checks the latest photos (each against all before it)
+SAME_LOOK = 0.92  # a checked die this close to an unchecked one shows the same face: its label wins
 # A box the face head is not sure of (below FACE_UNSURE) and that looks like none of the
 # learnt dice (cosine under UNLIKE with each) is not one of this set's dice: clutter, a card,
 # a die's side face. A top face of this set scores 0.8-0.99 with the nearest learnt die; the
@@ -66,23 +75,80 @@ class ProfileError(ValueError):
 
 
 @dataclass(frozen=True)
-class Blend:
-    """What the guard chose: the weight of the learnt dice for each head (0: base reader alone),
-    and the errors it counted on the dice kept aside (base, with the chosen weight)."""
+class Check:
+    """What the guard saw for one head on the photos it checked: per (base answer, profile
+    answer), the changes that fixed a die and those that broke one."""
 
-    value_weight: float = 0.0
-    color_weight: float = 0.0
-    value_errors: tuple[int, int] = (0, 0)
-    color_errors: tuple[int, int] = (0, 0)
-    checked: int = 0  # dice kept aside in the check
+    fixes: np.ndarray  # (k, k) int
+    breaks: np.ndarray  # (k, k) int
+    backed: np.ndarray  # (k, k) bool: changes from -> to that the profile may make
+
+    @classmethod
+    def none(cls, k: int) -> "Check":
+        z = np.zeros((k, k), np.int64)
+        return cls(z, z, np.zeros((k, k), bool))
+
+    @property
+    def errors(self) -> tuple[int, int]:
+        """Errors the backed changes would have fixed/made, as (fixed, broken)."""
+        return int(self.fixes[self.backed].sum()), int(self.breaks[self.backed].sum())
+
+    def learnt_from(self) -> list[int]:
+        """The classes some backed change reads (the profile's answer)."""
+        return [int(k) for k in np.flatnonzero(self.backed.any(axis=0))]
+
+
+@dataclass(frozen=True)
+class Blend:
+    """What was learnt and what the guard lets it change."""
+
+    model: "_Model | None" = None  # what every teaching die teaches (None: nothing checked yet)
+    value: Check = field(default_factory=lambda: Check.none(N_VALUES))
+    color: Check = field(default_factory=lambda: Check.none(N_COLORS))
+    checked: int = 0  # dice the guard checked
     drop_unlike: bool = False  # drop unsure boxes unlike every learnt die (FACE_UNSURE, UNLIKE)
-    value_bias: np.ndarray | None = None  # the heads' learnt log-probability shifts (None: none)
-    color_bias: np.ndarray | None = None
 
     @property
     def active(self) -> bool:
-        return self.value_weight > 0 or self.color_weight > 0 or self.value_bias is not None \
-            or self.color_bias is not None or self.drop_unlike
+        return bool(self.value.backed.any() or self.color.backed.any() or self.drop_unlike)
+
+    @property
+    def value_errors(self) -> tuple[int, int]:
+        return self.value.errors
+
+    @property
+    def color_errors(self) -> tuple[int, int]:
+        return self.color.errors
+
+
+@dataclass(frozen=True)
+class Applied:
+    """A reading's probabilities with what was learnt, and the dice the profile would have read
+    otherwise without the guard's backing (to flag)."""
+
+    value_probs: np.ndarray
+    color_probs: np.ndarray
+    unbacked: np.ndarray  # (n,) bool
+
+
+@dataclass(frozen=True)
+class Learnt:
+    """What the profile learnt of one class (an ink or a value): from how many dice, checked by
+    a player or not, and whether the guard lets it change readings to that class."""
+
+    kind: str  # "ink" or "value"
+    name: str  # "red", "7", "W"
+    dice: int
+    checked: int
+    in_use: bool
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "name": self.name, "dice": self.dice, "checked": self.checked,
+                "in_use": self.in_use}
+
+    def sentence(self) -> str:
+        use = "changes readings" if self.in_use else "not used yet"
+        return f"{self.kind} {self.name}: learnt from {self.dice} dice ({self.checked} checked), {use}"
 
 
 @dataclass(frozen=True)
@@ -102,13 +168,14 @@ class Profile:
     base_value: np.ndarray  # (n, 11) the base reader's calibrated probabilities for the die
     base_color: np.ndarray  # (n, 4)
     base_face: np.ndarray  # (n,) the face head's probability that the box is a top face
+    checked: np.ndarray  # (n,) bool: a player checked (or corrected) the die
     blend: Blend = field(default_factory=Blend)
 
     @classmethod
     def empty(cls, reader: str, dim: int) -> "Profile":
         return cls(reader, np.zeros((0, dim), np.float32), np.zeros(0, np.int64), np.zeros(0, np.int64),
                    np.zeros(0, np.int64), (), np.zeros((0, N_VALUES), np.float32), np.zeros((0, N_COLORS), np.float32),
-                   np.zeros(0, np.float32))
+                   np.zeros(0, np.float32), np.zeros(0, bool))
 
     @classmethod
     def merged(cls, reader: str, dim: int, parts: "list[Profile]") -> "Profile":
@@ -137,15 +204,17 @@ class Profile:
         return int(self.embeddings.shape[1])
 
     def add(self, photo: str, embeddings: np.ndarray, values, colors, base_value: np.ndarray,
-            base_color: np.ndarray, base_face: np.ndarray | None = None) -> "Profile":
+            base_color: np.ndarray, base_face: np.ndarray | None = None, checked=None) -> "Profile":
         """This profile with one photo's confirmed dice added (replacing that photo's, if any).
-        `base_face` None: a reader without a face head (every box a face)."""
+        `base_face` None: a reader without a face head (every box a face). `checked` None:
+        every die was checked by a player (a label file)."""
         embeddings = np.asarray(embeddings, np.float32).reshape(-1, self.dim)
         n = len(embeddings)
         values, colors = np.asarray(values, np.int64).reshape(n), np.asarray(colors, np.int64).reshape(n)
         face = np.ones(n, np.float32) if base_face is None else np.asarray(base_face, np.float32).reshape(n)
+        looked = np.ones(n, bool) if checked is None else np.asarray(checked, bool).reshape(n)
         rows = _Rows(embeddings, values, colors, np.asarray(base_value, np.float32).reshape(n, N_VALUES),
-                     np.asarray(base_color, np.float32).reshape(n, N_COLORS), face)
+                     np.asarray(base_color, np.float32).reshape(n, N_COLORS), face, looked)
         rows.check()
         kept = self.remove(photo) if photo in self.photos else self
         names = kept.photos + (photo,)
@@ -170,7 +239,21 @@ class Profile:
                                f"{fingerprint}): learn it again from the labelled photos")
 
     def _rows(self) -> "_Rows":
-        return _Rows(self.embeddings, self.values, self.colors, self.base_value, self.base_color, self.base_face)
+        return _Rows(self.embeddings, self.values, self.colors, self.base_value, self.base_color, self.base_face,
+                     self.checked)
+
+    def learnt(self) -> list[Learnt]:
+        """Per ink, then per value: how many dice taught it and whether it changes readings."""
+        out = []
+        for kind, labels, names, check in (("ink", self.colors, [c.value for c in COLOR_CLASSES], self.blend.color),
+                                           ("value", self.values, [_value_name(v) for v in VALUE_CLASSES],
+                                            self.blend.value)):
+            used = set(check.learnt_from())
+            for k, name in enumerate(names):
+                mine = labels == k
+                if mine.any():
+                    out.append(Learnt(kind, name, int(mine.sum()), int((mine & self.checked).sum()), k in used))
+        return out
 
     def keeps(self, embeddings: np.ndarray | None, face_probs: np.ndarray | None) -> np.ndarray | None:
         """Per box: is it kept (None: every box, the profile does not judge)? A box is dropped
@@ -180,16 +263,23 @@ class Profile:
         like = (np.asarray(embeddings, np.float32) @ self.embeddings.T).max(axis=1)
         return ~((np.asarray(face_probs) < FACE_UNSURE) & (like < UNLIKE))
 
+    def apply(self, embeddings: np.ndarray | None, value_probs: np.ndarray, color_probs: np.ndarray) -> Applied:
+        """The base reader's calibrated probabilities for some crops where the guard backs the
+        profile's other answer; the dice whose other answer it does not back, to flag."""
+        n = len(value_probs)
+        b = self.blend
+        if embeddings is None or b.model is None or n == 0:
+            return Applied(value_probs, color_probs, np.zeros(n, bool))
+        new_v, new_c = b.model.predict(np.asarray(embeddings, np.float32), value_probs, color_probs)
+        out_v, flag_v = _guarded(value_probs, new_v, b.value.backed)
+        out_c, flag_c = _guarded(color_probs, new_c, b.color.backed)
+        return Applied(out_v, out_c, flag_v | flag_c)
+
     def adjust(self, embeddings: np.ndarray | None, value_probs: np.ndarray, color_probs: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
-        """The base reader's calibrated probabilities for some crops, with what was learnt added
-        (unchanged where the guard keeps the base reader, or without embeddings)."""
-        b = self.blend
-        if embeddings is None or not b.active or len(self) == 0:
-            return value_probs, color_probs
-        kernel = _kernel(np.asarray(embeddings, np.float32), self.embeddings)
-        return (_blend(_shifted(value_probs, b.value_bias), kernel, self.values, N_VALUES, b.value_weight),
-                _blend(_shifted(color_probs, b.color_bias), kernel, self.colors, N_COLORS, b.color_weight))
+        """apply's probabilities alone."""
+        applied = self.apply(embeddings, value_probs, color_probs)
+        return applied.value_probs, applied.color_probs
 
     # ---- the file ---------------------------------------------------------------------------
 
@@ -202,7 +292,7 @@ class Profile:
                             embeddings=self.embeddings.astype(np.float16), values=self.values.astype(np.int8),
                             colors=self.colors.astype(np.int8), photo=self.photo.astype(np.int32),
                             base_value=self.base_value.astype(np.float16), base_color=self.base_color.astype(np.float16),
-                            base_face=self.base_face.astype(np.float16))
+                            base_face=self.base_face.astype(np.float16), checked=self.checked.astype(np.int8))
         return buf.getvalue()
 
     @classmethod
@@ -216,12 +306,15 @@ class Profile:
             raise ProfileError(f"{name} is not a dice profile file ({type(exc).__name__})") from None
         if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise ProfileError(f"{name} is not a dice profile file (no {FORMAT} header)")
-        if header.get("version") != VERSION:
+        if header.get("version") not in READABLE_VERSIONS:
             raise ProfileError(f"{name} is a version {header.get('version')} profile; this companion reads version {VERSION}")
         try:
+            n = len(arrays["values"])
+            # version 1 kept no checked bit: its dice count as confirmed but checked by nobody
+            checked = arrays["checked"].astype(bool) if header["version"] >= 2 else np.zeros(n, bool)
             rows = _Rows(arrays["embeddings"].astype(np.float32), arrays["values"].astype(np.int64),
                          arrays["colors"].astype(np.int64), arrays["base_value"].astype(np.float32),
-                         arrays["base_color"].astype(np.float32), arrays["base_face"].astype(np.float32))
+                         arrays["base_color"].astype(np.float32), arrays["base_face"].astype(np.float32), checked)
             photo = arrays["photo"].astype(np.int64)
             photos = tuple(str(p) for p in header["photos"])
             reader, dim = str(header["reader"]), int(header["dim"])
@@ -237,6 +330,10 @@ class Profile:
         return _build(reader, rows, photo, photos)
 
 
+def _value_name(value: int | None) -> str:
+    return "W" if value is None else str(value)
+
+
 @dataclass(frozen=True)
 class _Rows:
     embeddings: np.ndarray
@@ -245,13 +342,14 @@ class _Rows:
     base_value: np.ndarray
     base_color: np.ndarray
     base_face: np.ndarray
+    checked: np.ndarray
 
     def arrays(self) -> tuple[np.ndarray, ...]:
         return tuple(getattr(self, f.name) for f in fields(self))
 
     def check(self) -> None:
         n = len(self.values)
-        if any(len(a) != n for a in self.arrays()) or self.base_face.ndim != 1:
+        if any(len(a) != n for a in self.arrays()) or self.base_face.ndim != 1 or self.checked.ndim != 1:
             raise ProfileError("the learnt dice's arrays differ in length")
         if n and (self.values.min() < 0 or self.values.max() >= N_VALUES):
             raise ProfileError("a learnt die's value is not 1..10 or W")
@@ -286,29 +384,13 @@ def _build(reader: str, rows: _Rows, photo: np.ndarray, photos: tuple[str, ...])
     # unit rows again: the file keeps embeddings in float16
     emb = rows.embeddings / np.maximum(np.linalg.norm(rows.embeddings, axis=1, keepdims=True), _TINY)
     rows = _Rows(emb.astype(np.float32), *rows.arrays()[1:])
-    blend = guard(rows.embeddings, rows.values, rows.colors, photo, rows.base_value, rows.base_color, rows.base_face)
+    blend = guard(rows, photo)
     return Profile(reader, rows.embeddings, rows.values, rows.colors, photo, photos, rows.base_value, rows.base_color,
-                   rows.base_face, blend)
-
-
-def _kernel(queries: np.ndarray, learnt: np.ndarray) -> np.ndarray:
-    """(q, n): exp(SHARPNESS * (cos - 1)) between unit rows."""
-    return _kernel_of(queries @ learnt.T)
+                   rows.base_face, rows.checked, blend)
 
 
 def _kernel_of(cos: np.ndarray) -> np.ndarray:
     return np.exp(SHARPNESS * (cos - 1.0))
-
-
-def _mass(kernel: np.ndarray, labels: np.ndarray, classes: int) -> np.ndarray:
-    """(q, classes): each class's summed kernel."""
-    return kernel @ np.eye(classes, dtype=kernel.dtype)[labels]
-
-
-def _blend(probs: np.ndarray, kernel: np.ndarray, labels: np.ndarray, classes: int, weight: float) -> np.ndarray:
-    if weight <= 0:
-        return probs
-    return _blend_mass(probs, _mass(kernel, labels, classes), weight)
 
 
 def _blend_mass(probs: np.ndarray, mass: np.ndarray, weight: float) -> np.ndarray:
@@ -330,93 +412,170 @@ def _shifted(probs: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
 
 def fit_bias(probs: np.ndarray, labels: np.ndarray, prior: float | None = None) -> np.ndarray:
     """The per-class shift of the log-probabilities that best fits the labels (Newton steps on
-    the log-loss plus prior/2 * |bias|^2): how this set's inks under this light move the base
-    reader's colour answers, learnt from every confirmed die at once."""
+    the log-loss plus prior/2 * |bias|^2). A class no learnt die shows keeps a shift of 0."""
     prior = BIAS_PRIOR if prior is None else prior
     k = probs.shape[1]
     onehot = np.eye(k)[labels]
+    shown = onehot.any(axis=0)
     bias = np.zeros(k)
     for _ in range(BIAS_STEPS):
         q = _shifted(probs, bias)
         grad = (q - onehot).sum(axis=0) + prior * bias
         hess = np.diag(q.sum(axis=0)) - q.T @ q + prior * np.eye(k)
         step = np.linalg.solve(hess, grad)
+        step[~shown] = 0.0  # an ink or value no die taught: its look is not this profile's to move
         bias -= step
         if np.abs(step).max() < 1e-6:
             break
     return bias
 
 
+def _guarded(base: np.ndarray, new: np.ndarray, backed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per die: the new probabilities where they change the answer and that change is backed,
+    else the base's; and the dice whose change is not backed."""
+    b, a = base.argmax(axis=1), new.argmax(axis=1)
+    changed = a != b
+    ok = changed & backed[b, a]
+    out = np.where(ok[:, None], new, base)
+    return out, changed & ~ok
+
+
+def _ink_space(probs: np.ndarray) -> np.ndarray:
+    """The colour head's answer as a point: its log-probabilities, centred."""
+    z = np.log(np.maximum(probs.astype(np.float64), INK_FLOOR))
+    return z - z.mean(axis=1, keepdims=True)
+
+
+# How an ink looks to the colour head on the training look's dice: the point of a die read 0.97
+# sure (INK_PRIOR such dice), where no die of this set taught it otherwise.
+INK_FLOOR = 1e-3
+INK_PRIOR = 1.0
+INK_SPREAD = 1.0  # least spread (in the ink space's units) an ink's learnt dice are given
+_DEFAULT_INKS = _ink_space(np.eye(N_COLORS) * 0.96 + 0.01)
+
+
 @dataclass(frozen=True)
-class _Option:
-    bias: bool
-    weight: float
+class Inks:
+    """How each ink looks to the colour head under this light, on this set's bodies: the mean
+    point of the dice confirmed in that ink (and of none other), and the spread about it."""
+
+    means: np.ndarray  # (4, 4)
+    spread: float
+
+    @classmethod
+    def of(cls, color_probs: np.ndarray, colors: np.ndarray) -> "Inks":
+        z = _ink_space(color_probs)
+        means = np.empty((N_COLORS, N_COLORS))
+        sq, n = 0.0, 0
+        for c in range(N_COLORS):
+            mine = z[colors == c]
+            means[c] = (mine.sum(axis=0) + INK_PRIOR * _DEFAULT_INKS[c]) / (len(mine) + INK_PRIOR)
+            sq += float(((mine - means[c]) ** 2).sum())
+            n += len(mine)
+        return cls(means, max(INK_SPREAD, np.sqrt(sq / max(1, n * N_COLORS))))
+
+    def probs(self, color_probs: np.ndarray) -> np.ndarray:
+        d = ((_ink_space(color_probs)[:, None, :] - self.means[None]) ** 2).sum(axis=2)
+        z = -d / (2 * self.spread ** 2)
+        z -= z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
 
 
-def guard(embeddings: np.ndarray, values: np.ndarray, colors: np.ndarray, photo: np.ndarray,
-          base_value: np.ndarray, base_color: np.ndarray, base_face: np.ndarray | None = None) -> Blend:
-    """Each head's blend, chosen on the learnt dice with a share of the photos kept aside in turn."""
-    n_photos = len(set(photo.tolist()))
-    if n_photos < MIN_PHOTOS:
+@dataclass(frozen=True)
+class _Model:
+    """What some learnt dice teach: the inks' looks, the values' shift, and the dice that
+    teach values by likeness."""
+
+    embeddings: np.ndarray  # the dice that teach
+    values: np.ndarray
+    value_bias: np.ndarray | None
+    inks: Inks | None
+    value_weight: float
+
+    @classmethod
+    def of(cls, rows: _Rows, teach: np.ndarray, value_bias=None, weight: float = VALUE_WEIGHT) -> "_Model":
+        inks = Inks.of(rows.base_color[teach], rows.colors[teach]) if teach.any() else None
+        return cls(rows.embeddings[teach], rows.values[teach], value_bias, inks, weight)
+
+    def predict(self, embeddings: np.ndarray, value_probs: np.ndarray, color_probs: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+        value = _shifted(value_probs.astype(np.float64), self.value_bias)
+        if self.value_weight > 0 and len(self.values):
+            kernel = _kernel_of(embeddings @ self.embeddings.T)
+            value = _blend_mass(value, kernel @ np.eye(N_VALUES)[self.values], self.value_weight)
+        color = color_probs if self.inks is None else self.inks.probs(color_probs)
+        return value, color
+
+
+def _teaching(rows: _Rows) -> np.ndarray:
+    """The dice that teach: every checked die, and each unchecked one (the reader's own guess)
+    that no checked die of the same look contradicts."""
+    teach = rows.checked.copy()
+    looked = np.flatnonzero(rows.checked)
+    if len(looked) == 0:
+        return np.ones(len(rows.values), bool)
+    cos = rows.embeddings @ rows.embeddings[looked].T
+    same = cos >= SAME_LOOK
+    other = (rows.values[:, None] != rows.values[looked][None]) | (rows.colors[:, None] != rows.colors[looked][None])
+    contradicted = (same & other).any(axis=1)
+    return teach | ~contradicted
+
+
+def guard(rows: _Rows, photo: np.ndarray) -> Blend:
+    """The shifts learnt from every teaching die, and what the check backs (module docstring)."""
+    order = np.unique(photo)
+    if len(order) < MIN_PHOTOS:
         return Blend()
-    folds = _folds(photo)
-    cos = embeddings @ embeddings.T
-    apart = folds[:, None] != folds[None, :]  # dice kept aside never vote for each other
-    kernel = np.where(apart, _kernel_of(cos), 0.0)
-    value, value_errors = _choose(base_value, kernel, values, folds, VALUE_OPTIONS, shift_must_fix=True)
-    color, color_errors = _choose(base_color, kernel, colors, folds, COLOR_OPTIONS)
-    return Blend(value.weight, color.weight, value_errors, color_errors, len(values), _may_drop(cos, apart, base_face),
-                 fit_bias(base_value, values) if value.bias else None,
-                 fit_bias(base_color, colors) if color.bias else None)
+    teach = _teaching(rows)
+    model = _Model.of(rows, teach, fit_bias(rows.base_value[teach], rows.values[teach])) if teach.any() else None
+    fixes_v = np.zeros((N_VALUES, N_VALUES), np.int64)
+    breaks_v = np.zeros_like(fixes_v)
+    fixes_c = np.zeros((N_COLORS, N_COLORS), np.int64)
+    breaks_c = np.zeros_like(fixes_c)
+    checked = 0
+    for k in order[max(1, len(order) - CHECK_PHOTOS):]:
+        before, out = (photo < k) & teach, photo == k
+        if not before.any():
+            continue
+        model = _Model.of(rows, before, fit_bias(rows.base_value[before], rows.values[before]))
+        new_v, new_c = model.predict(rows.embeddings[out], rows.base_value[out], rows.base_color[out])
+        # a fix counts only where a player checked the die; a break wherever its confirmed answer stands
+        trusted = rows.checked[out] | teach[out]
+        _tally(fixes_v, breaks_v, rows.base_value[out], new_v, rows.values[out], rows.checked[out], trusted)
+        _tally(fixes_c, breaks_c, rows.base_color[out], new_c, rows.colors[out], rows.checked[out], trusted)
+        checked += int(out.sum())
+    return Blend(model, _check(fixes_v, breaks_v, per_target=True),
+                 _check(fixes_c, breaks_c, per_target=False), checked, _may_drop(rows, photo))
 
 
-def _may_drop(cos: np.ndarray, apart: np.ndarray, base_face: np.ndarray | None) -> bool:
+def _tally(fixes: np.ndarray, breaks: np.ndarray, base: np.ndarray, new: np.ndarray, labels: np.ndarray,
+           looked: np.ndarray, trusted: np.ndarray) -> None:
+    b, a = base.argmax(axis=1), new.argmax(axis=1)
+    changed = a != b
+    np.add.at(fixes, (b, a), changed & (a == labels) & looked)
+    np.add.at(breaks, (b, a), changed & (b == labels) & trusted)
+
+
+def _check(fixes: np.ndarray, breaks: np.ndarray, per_target: bool) -> Check:
+    """Backed: the changes that fixed some checked die and broke none, per pair of classes
+    (inks: a red read orange says nothing of a blue), or per class read (values: a glyph)."""
+    if per_target:
+        f, br = fixes.sum(axis=0), breaks.sum(axis=0)
+        ok = (f > 0) & (br == 0)
+        backed = np.broadcast_to(ok[None, :], fixes.shape).copy()
+    else:
+        backed = (fixes > 0) & (breaks == 0)
+    np.fill_diagonal(backed, False)
+    return Check(fixes, breaks, backed)
+
+
+def _may_drop(rows: _Rows, photo: np.ndarray) -> bool:
     """Whether dropping unsure boxes unlike every learnt die spares every learnt die, each
-    judged by the folds it was kept aside from."""
-    if base_face is None or len(base_face) < DROP_AFTER:
+    judged by the other photos' dice."""
+    if len(rows.base_face) < DROP_AFTER:
         return False
+    cos = rows.embeddings @ rows.embeddings.T
+    apart = photo[:, None] != photo[None, :]
     like = np.where(apart, cos, -1.0).max(axis=1)
-    return not bool(((base_face < FACE_UNSURE) & (like < UNLIKE)).any())
-
-
-def _folds(photo: np.ndarray) -> np.ndarray:
-    """Each die's fold: its photo's rank modulo FOLDS (a photo's dice stay together)."""
-    _, rank = np.unique(photo, return_inverse=True)
-    return rank % FOLDS
-
-
-def _choose(base: np.ndarray, kernel: np.ndarray, labels: np.ndarray, folds: np.ndarray,
-            options: tuple[_Option, ...], shift_must_fix: bool = False) -> tuple[_Option, tuple[int, int]]:
-    """The option with the fewest errors on the kept-aside dice (then the best fit), the base
-    reader alone (the first option) unless another is no worse in errors and better in fit.
-    `shift_must_fix`: an option with the shift must also make fewer errors than the base reader."""
-    base = base.astype(np.float64)
-    rows = np.arange(len(labels))
-    biased = np.empty_like(base)
-    if any(o.bias for o in options):
-        for fold in np.unique(folds):
-            out = folds == fold
-            biased[out] = _shifted(base[out], fit_bias(base[~out], labels[~out]))
-
-    mass = _mass(kernel, labels, base.shape[1])  # the same for every option: only its weight differs
-
-    def score(option: _Option) -> tuple[int, float]:
-        probs = _blend_mass(biased if option.bias else base, mass, option.weight)
-        errors = int((probs.argmax(axis=1) != labels).sum())
-        return errors, float(-np.log(probs[rows, labels] + _TINY).sum())
-
-    scores = [score(o) for o in options]
-    allowed = [i for i, o in enumerate(options)
-               if not (shift_must_fix and o.bias and scores[i][0] >= scores[0][0])]
-    best = min(allowed, key=lambda i: scores[i])
-    if scores[best][0] > scores[0][0] or scores[best][1] >= scores[0][1]:
-        best = 0
-    return options[best], (scores[0][0], scores[best][0])
-
-
-# Both heads may take a shift: a font's numerals move the value head as an ink moves the colour
-# head (this font's 6 read as a 9), on faces not learnt yet as much as on learnt ones. The value
-# head's shift (11 classes, few learnt dice of each) must fix kept-aside dice the base reader
-# misread; one that only fits them better sharpened a W into a misread 10 on a tuning game.
-VALUE_OPTIONS = tuple(_Option(bias, w) for bias in (False, True) for w in WEIGHTS)
-COLOR_OPTIONS = VALUE_OPTIONS
+    return not bool(((rows.base_face < FACE_UNSURE) & (like < UNLIKE)).any())

@@ -6,7 +6,7 @@ server gives against the document made from these.
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
 
@@ -163,6 +163,14 @@ class PhotoKept(Answer):
     reading: Reading
 
 
+class LearntItem(Answer):
+    kind: Literal["ink", "value"]
+    name: str = Field(description="the ink (red, orange, green, blue) or the value (1..10, W)")
+    dice: int = Field(ge=0, description="learnt dice of this ink or value")
+    checked: int = Field(ge=0, description="of them, checked by a player")
+    in_use: bool = Field(description="the guard lets what was learnt change readings to it")
+
+
 class DiceSet(Answer):
     id: int
     name: str = Field(min_length=1, max_length=MAX_SET_NAME)
@@ -171,6 +179,7 @@ class DiceSet(Answer):
     in_use: bool = Field(description="what was learnt changes readings (the guard lets it)")
     damaged: int = Field(ge=0, description="photos whose stored learning is damaged: not counted in dice or "
                                            "photos, not used")
+    learnt: list[LearntItem] = Field(description="per ink, then per value: what the set learnt")
 
 
 class DiceSets(Answer):

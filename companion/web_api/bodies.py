@@ -44,6 +44,7 @@ def _whole(value: Any) -> Any:
 
 _WHOLE = BeforeValidator(_whole)  # after a type's bounds, so that the document shows them
 Whole = Annotated[int, _WHOLE]
+PointedBox = Annotated[list[float], Field(min_length=4, max_length=4)]  # a box: [x0, y0, x1, y1]
 _LETTERS = "".join(c.letter for c in COLORS)
 # the longest value first ("10" before "1"), so the pattern never stops half-way in one
 _TOKEN_PATTERN = "^({})[{}]$".format("|".join(sorted(map(str, FACE_VALUES), key=len, reverse=True) + [WILD_TEXT]),
@@ -117,6 +118,10 @@ class AttemptBody(Body):
     sources: list[Whole | None] | None = Field(
         default=None, max_length=MAX_DICE,
         description="per die, the index of the read die it came from, or null for a die typed in")
+    boxes: list[PointedBox | None] | None = Field(
+        default=None, max_length=MAX_DICE,
+        description="per die typed in by hand, where the player pointed at it on the photo ([x0, y0, x1, y1] in "
+                    "its pixels), else null: such a die is labelled there and teaches the dice set")
 
 
 class DiceSetBody(Body):

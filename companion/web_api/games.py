@@ -7,6 +7,7 @@ the scorepad, the next player and the end of the game always come from the rules
 from __future__ import annotations
 
 import dataclasses
+import math
 import pickle
 import threading
 from collections import OrderedDict
@@ -134,20 +135,30 @@ def reading_json(reading: Any) -> dict[str, Any]:
     return data
 
 
-def photo_labels(reading: dict[str, Any], faces: Sequence[Face], sources: Sequence[Any] | None) -> dict[str, Any]:
+def photo_labels(reading: dict[str, Any], faces: Sequence[Face], sources: Sequence[Any] | None,
+                 boxes: Sequence[Any] | None = None) -> dict[str, Any]:
     """The photo's final dice for the dataset: each read die as corrected, in the photo's place.
 
     `sources[i]` is the index of the read die that dice[i] came from, or None for a die typed
-    in by hand (it has no outline, so it is counted in "unboxed" instead). Read dice that the
-    player removed were not dice: they get no label.
+    in by hand. `boxes[i]`, for a die typed in, is where the player pointed at it on the photo
+    ([x0, y0, x1, y1] in its pixels): it is labelled there (and teaches the dice set like a
+    read die); one typed in without a place is counted in "unboxed" instead. Read dice that
+    the player removed were not dice: they get no label.
     """
     read = reading.get("dice", [])
     if sources is None:
         sources = [None] * len(faces)
     if not isinstance(sources, list) or len(sources) != len(faces):
         raise DiceError("\"sources\" must give, for each die, the index of the read die it came from or null")
+    if boxes is None:
+        boxes = [None] * len(faces)
+    if not isinstance(boxes, list) or len(boxes) != len(faces):
+        raise DiceError("\"boxes\" must give, for each die, where it was pointed at ([x0, y0, x1, y1]) or null")
     labels, seen, unboxed = [], set(), 0
-    for face, source in zip(faces, sources):
+    for face, source, box in zip(faces, sources, boxes):
+        if source is None and box is not None:
+            labels.append(_pointed(face, box, reading))
+            continue
         if source is None:
             unboxed += 1
             continue
@@ -165,6 +176,29 @@ def photo_labels(reading: dict[str, Any], faces: Sequence[Face], sources: Sequen
             "corrected": face.token != die.get("token"),
         })
     return {"dice": labels, "unboxed": unboxed, "removed": len(read) - len(seen)}
+
+
+def _pointed(face: Face, box: Any, reading: dict[str, Any]) -> dict[str, Any]:
+    """The label of a die typed in by hand at the place the player pointed at."""
+    width, height = reading.get("width"), reading.get("height")
+    if not isinstance(box, list) or len(box) != 4 or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in box):
+        raise DiceError(f"bad box {box!r}: a die typed in is pointed at with [x0, y0, x1, y1] or null")
+    x0, y0, x1, y1 = (float(v) for v in box)
+    if not isinstance(width, int) or not isinstance(height, int):
+        raise DiceError("the photo has no size to point at a die in")
+    if not (0 <= x0 < x1 <= width and 0 <= y0 < y1 <= height):
+        raise DiceError(f"bad box {box!r}: not inside the {width} x {height} photo")
+    return {
+        "die": _die_id(None, face),
+        "value": "W" if face.value is None else face.value,
+        "color": face.color.value,
+        "polygon": [[x0, y0], [x1, y0], [x1, y1], [x0, y1]],
+        "box": [x0, y0, x1, y1],
+        "truncated": False,
+        "corrected": False,
+        "pointed": True,  # typed in and pointed at by a player: checked
+    }
 
 
 def _die_id(read_id: str | None, face: Face) -> str | None:

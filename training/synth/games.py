@@ -1,6 +1,6 @@
 """Games: K photos of one dice set at one table under one light (benchmarks/bench_profile.py).
 
-    python -m training.synth.games --out data/games --games 16 --photos 8 [--seed 5001] [--workers 1]
+    python -m training.synth.games --out data/games --games 16 --photos 8 [--seed 5001] [--look far] [--workers 1]
 
 What learning a table's dice (companion/vision/profile.py) is measured on. Every game draws
 one look of the dice from outside what the models were trained on, and one table, one light
@@ -12,6 +12,10 @@ The look is further from training than the validation split's: the font is one o
 validation-only families, the body one of BODIES_GAMES (none in training), every ink 7..12
 degrees of hue off its base (training: within 7), the table one of the validation-only kinds.
 The light is one of LIGHTS: a warm lamp, daylight, or a dim room.
+
+`--look far` draws from further still (LOOKS["far"]): inks 12..20 degrees of hue off, bodies
+of the training set's greys and black, and a hot lamp (2200-2800 K) beside the three lights:
+where the base reader makes enough mistakes for a table's profile to be tested hard.
 
 Output: the dataset format (docs/dataset_format.md), `OUT/labels.jsonl` + `OUT/images/`,
 with `conditions` naming the game (`game`, `photo` 0..K-1) and its look (`body`, `font`,
@@ -63,6 +67,24 @@ LIGHTS: dict[str, tuple[tuple[float, float], tuple[float, float], tuple[float, f
     "daylight": ((5000.0, 7000.0), (0.45, 0.7), (40.0, 85.0)),
     "dim": ((3000.0, 4500.0), (0.2, 0.3), (25.0, 60.0)),
 }
+
+
+
+@dataclass(frozen=True)
+class GameLook:
+    """Where a game's dice and light are drawn from."""
+
+    bodies: dict[str, tuple[float, float, float]]
+    ink_hue_off: tuple[float, float]  # degrees, either way
+    lights: dict[str, tuple[tuple[float, float], tuple[float, float], tuple[float, float]]]
+
+
+LOOKS: dict[str, GameLook] = {
+    "games": GameLook(BODIES_GAMES, INK_HUE_OFF, LIGHTS),
+    "far": GameLook({"light-grey": (0.80, 0.80, 0.80), "grey": (0.55, 0.56, 0.58), "black": (0.07, 0.07, 0.08),
+                     "lavender": BODIES_GAMES["lavender"]}, (12.0, 20.0),
+                    {**LIGHTS, "hot-lamp": ((2200.0, 2800.0), (0.25, 0.45), (45.0, 85.0))}),
+}
 TABLES_GAMES = tuple(t for t in TABLES_VAL if t in ("marble", "tartan", "terrazzo")) or TABLES_VAL
 
 
@@ -83,24 +105,24 @@ def game_rng(seed: int, game: int, photo: int | None = None) -> np.random.Genera
     return np.random.default_rng([seed, GAMES_CODE, game] + ([] if photo is None else [photo]))
 
 
-def _look(rng: np.random.Generator) -> Appearance:
+def _look(rng: np.random.Generator, kind: GameLook) -> Appearance:
     """A validation-split look, then a body and inks no training photo has."""
     base = sample_appearance(rng, "val")
-    body_name = str(rng.choice(sorted(BODIES_GAMES)))
-    body = jitter_rgb(rng, BODIES_GAMES[body_name], rng.uniform(-4, 4), (0.8, 1.2), (0.95, 1.03))
+    body_name = str(rng.choice(sorted(kind.bodies)))
+    body = jitter_rgb(rng, kind.bodies[body_name], rng.uniform(-4, 4), (0.8, 1.2), (0.95, 1.03))
     dark = float(np.mean(body)) < 0.35
     shared = rng.uniform(0.95, 1.25) if dark else rng.uniform(0.75, 1.1)
     inks = {}
     for color, rgb in ink_bases().items():
-        hue = float(rng.choice([-1, 1]) * rng.uniform(*INK_HUE_OFF))
+        hue = float(rng.choice([-1, 1]) * rng.uniform(*kind.ink_hue_off))
         ink = jitter_rgb(rng, rgb, hue, (0.7, 1.1), (0.9, 1.1))
         inks[color] = tuple(float(np.clip(c * shared, 0, 1)) for c in ink)
     return replace(base, split="games", body_name=body_name, body_rgb=tuple(float(c) for c in body), inks=inks)
 
 
-def _light(rng: np.random.Generator) -> tuple[str, Light]:
-    kind = str(rng.choice(sorted(LIGHTS)))
-    kelvin, ambient, elevation = LIGHTS[kind]
+def _light(rng: np.random.Generator, lights: dict) -> tuple[str, Light]:
+    kind = str(rng.choice(sorted(lights)))
+    kelvin, ambient, elevation = lights[kind]
     el, az = np.radians(rng.uniform(*elevation)), rng.uniform(0, 2 * np.pi)
     direction = np.array([np.cos(el) * np.cos(az), np.cos(el) * np.sin(az), np.sin(el)])
     light = Light(direction, float(rng.uniform(*ambient)), float(rng.uniform(*kelvin)),
@@ -108,18 +130,18 @@ def _light(rng: np.random.Generator) -> tuple[str, Light]:
     return kind, light
 
 
-def game_setting(seed: int, game: int) -> GameSetting:
+def game_setting(seed: int, game: int, look_name: str = "games") -> GameSetting:
     rng = game_rng(seed, game)
-    look = _look(rng)
-    kind, light = _light(rng)
+    look = _look(rng, LOOKS[look_name])
+    kind, light = _light(rng, LOOKS[look_name].lights)
     table = str(rng.choice(TABLES_GAMES))
     size = SIZES[int(rng.integers(len(SIZES)))]
     return GameSetting(look, light, kind, table, int(rng.integers(2**31)), size, float(rng.uniform(0.5, 1.0)))
 
 
-def render_game_photo(seed: int, game: int, photo: int) -> Photo:
+def render_game_photo(seed: int, game: int, photo: int, look_name: str = "games") -> Photo:
     """Photo `photo` of game `game`: the game's look, table and light; its own roll and camera."""
-    setting = game_setting(seed, game)
+    setting = game_setting(seed, game, look_name)
     rng = game_rng(seed, game, photo)
     opts = SceneOptions()
     n = _n_dice(rng)
@@ -149,7 +171,7 @@ def render_game_photo(seed: int, game: int, photo: int) -> Photo:
     conditions = _conditions("games", setting.look, cam, light, setting.table, fx, dice, items, out_of_frame)
     conditions.update({"pip_dice": len(pips), **extras, "depth_of_field": depth is not None,
                        "generator": GENERATOR_VERSION, "seed": seed, "game": game, "photo": photo,
-                       "light_kind": setting.light_kind})
+                       "light_kind": setting.light_kind, "look": look_name})
     return Photo(image, labels, conditions)
 
 
@@ -159,12 +181,13 @@ class _Job:
     seed: int
     photos: int
     index: int  # game * photos + photo
+    look: str = "games"
 
 
 def _make_one(job: _Job) -> str:
     cv2.setNumThreads(1)
     game, photo = divmod(job.index, job.photos)
-    shot = render_game_photo(job.seed, game, photo)
+    shot = render_game_photo(job.seed, game, photo, job.look)
     shot.conditions["index"] = job.index
     rel = f"images/{job.index:06d}.jpg"
     path = Path(job.out) / rel
@@ -174,16 +197,18 @@ def _make_one(job: _Job) -> str:
     return json.dumps(label_record(shot, rel), separators=(",", ":"))
 
 
-def write_games(out: Path, games: int, photos: int, seed: int = DEFAULT_SEED, workers: int = 1) -> int:
-    """Make every photo of games 0..games-1 not made yet; returns how many were made now."""
+def write_games(out: Path, games: int, photos: int, seed: int = DEFAULT_SEED, workers: int = 1,
+                look: str = "games", first: int = 0) -> int:
+    """Make every photo of games first..games-1 not made yet; returns how many were made now."""
     (out / "images").mkdir(parents=True, exist_ok=True)
     labels = out / "labels.jsonl"
     done = done_indices(labels)
     if done:
         first = json.loads(labels.read_text("utf-8").split("\n", 1)[0])["conditions"]
-        if first.get("seed") != seed or first.get("photos", photos) != photos:
-            raise ValueError(f"{out} holds games of seed {first.get('seed')}, not {seed}: use another folder")
-    jobs = [_Job(str(out), seed, photos, i) for i in range(games * photos) if i not in done]
+        if first.get("seed") != seed or first.get("photos", photos) != photos or first.get("look", "games") != look:
+            raise ValueError(f"{out} holds games of seed {first.get('seed')} and look {first.get('look', 'games')}, "
+                             f"not {seed} and {look}: use another folder")
+    jobs = [_Job(str(out), seed, photos, i, look) for i in range(first * photos, games * photos) if i not in done]
     made = 0
     with labels.open("a", encoding="utf-8") as sink:
         pool = mp.get_context("fork").Pool(workers) if workers > 1 else None
@@ -206,12 +231,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--games", type=int, required=True)
     ap.add_argument("--photos", type=int, default=8, help="photos per game (default 8)")
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    ap.add_argument("--look", choices=sorted(LOOKS), default="games", help="where looks are drawn from (default games)")
     ap.add_argument("--workers", type=int, default=1)
     args = ap.parse_args(argv)
     if args.games < 0 or args.photos < 1:
         ap.error("--games must be >= 0 and --photos >= 1")
     start = time.time()
-    made = write_games(args.out, args.games, args.photos, args.seed, max(1, args.workers))
+    made = write_games(args.out, args.games, args.photos, args.seed, max(1, args.workers), args.look)
     print(f"{args.out}: made {made} photos in {time.time() - start:.1f} s ({args.games} games x {args.photos})")
     return 0
 

@@ -97,7 +97,7 @@ def record_attempt(game_id: str):
         labels = None
         if photo_id is not None:
             photo = store.get_photo(photo_id)
-            labels = photo_labels(photo.reading, dice, body.sources)
+            labels = photo_labels(photo.reading, dice, body.sources, body.boxes)
         added = appender.append(attempt.player, [f.token for f in dice], photo_id, labels)
     cache.put(game_id, [*attempts, added], game)
     current = _announce(game_id)
