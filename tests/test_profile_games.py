@@ -37,7 +37,7 @@ def _right_dice(image, analysis) -> set[int]:
 @pytest.mark.slow
 @pytest.mark.skipif(not models_ready(), reason="models/ has no ONNX files yet")
 def test_correct_labels_of_four_photos_make_no_die_of_the_next_four_worse(tmp_path):
-    write_games(tmp_path, GAME + 1, PHOTOS, SEED, look="far", first=GAME)
+    write_games(tmp_path, GAME + 1, PHOTOS, SEED, look="far", first_game=GAME)
     photos = sorted((im for im in read_dataset(tmp_path) if im.conditions["game"] == GAME),
                     key=lambda im: im.conditions["photo"])
     assert len(photos) == PHOTOS

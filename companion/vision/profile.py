@@ -55,6 +55,7 @@ BIAS_PRIOR = 0.3  # how strongly a head's learnt shift is held at 0 (in dice)
 BIAS_STEPS = 20
 MIN_PHOTOS = 2  # the guard needs a photo to check and one before it to learn from
 CHECK_PHOTOS = 24  # the guard checks the latest photos (each against all before it)
+MIN_FIXES = 1  # checked dice a change must have fixed, breaking none, to be backed
 SAME_LOOK = 0.92  # a checked die this close to an unchecked one shows the same face: its label wins
 # A box the face head is not sure of (below FACE_UNSURE) and that looks like none of the
 # learnt dice (cosine under UNLIKE with each) is not one of this set's dice: clutter, a card,
@@ -410,14 +411,16 @@ def _shifted(probs: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
-def fit_bias(probs: np.ndarray, labels: np.ndarray, prior: float | None = None) -> np.ndarray:
+def fit_bias(probs: np.ndarray, labels: np.ndarray, prior: float | None = None,
+             start: np.ndarray | None = None) -> np.ndarray:
     """The per-class shift of the log-probabilities that best fits the labels (Newton steps on
-    the log-loss plus prior/2 * |bias|^2). A class no learnt die shows keeps a shift of 0."""
+    the log-loss plus prior/2 * |bias|^2, from `start`). A class no learnt die shows keeps a
+    shift of 0."""
     prior = BIAS_PRIOR if prior is None else prior
     k = probs.shape[1]
     onehot = np.eye(k)[labels]
     shown = onehot.any(axis=0)
-    bias = np.zeros(k)
+    bias = np.where(shown, start, 0.0) if start is not None else np.zeros(k)
     for _ in range(BIAS_STEPS):
         q = _shifted(probs, bias)
         grad = (q - onehot).sum(axis=0) + prior * bias
@@ -448,8 +451,8 @@ def _ink_space(probs: np.ndarray) -> np.ndarray:
 
 # How an ink looks to the colour head on the training look's dice: the point of a die read 0.97
 # sure (INK_PRIOR such dice), where no die of this set taught it otherwise.
-INK_FLOOR = 1e-3
-INK_PRIOR = 1.0
+INK_FLOOR = 1e-6
+INK_PRIOR = 0.5
 INK_SPREAD = 1.0  # least spread (in the ink space's units) an ink's learnt dice are given
 _DEFAULT_INKS = _ink_space(np.eye(N_COLORS) * 0.96 + 0.01)
 
@@ -498,25 +501,27 @@ class _Model:
         inks = Inks.of(rows.base_color[teach], rows.colors[teach]) if teach.any() else None
         return cls(rows.embeddings[teach], rows.values[teach], value_bias, inks, weight)
 
-    def predict(self, embeddings: np.ndarray, value_probs: np.ndarray, color_probs: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray]:
+    def predict(self, embeddings: np.ndarray, value_probs: np.ndarray, color_probs: np.ndarray,
+                cos: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The heads' probabilities with what was taught (`cos`: the crops' cosines with the
+        teaching dice, when known)."""
         value = _shifted(value_probs.astype(np.float64), self.value_bias)
         if self.value_weight > 0 and len(self.values):
-            kernel = _kernel_of(embeddings @ self.embeddings.T)
+            kernel = _kernel_of(embeddings @ self.embeddings.T if cos is None else cos)
             value = _blend_mass(value, kernel @ np.eye(N_VALUES)[self.values], self.value_weight)
         color = color_probs if self.inks is None else self.inks.probs(color_probs)
         return value, color
 
 
-def _teaching(rows: _Rows) -> np.ndarray:
+def _teaching(rows: _Rows, cos: np.ndarray | None = None) -> np.ndarray:
     """The dice that teach: every checked die, and each unchecked one (the reader's own guess)
-    that no checked die of the same look contradicts."""
+    that no checked die of the same look contradicts (`cos`: the dice's cosines, if known)."""
     teach = rows.checked.copy()
     looked = np.flatnonzero(rows.checked)
     if len(looked) == 0:
         return np.ones(len(rows.values), bool)
-    cos = rows.embeddings @ rows.embeddings[looked].T
-    same = cos >= SAME_LOOK
+    near = rows.embeddings @ rows.embeddings[looked].T if cos is None else cos[:, looked]
+    same = near >= SAME_LOOK
     other = (rows.values[:, None] != rows.values[looked][None]) | (rows.colors[:, None] != rows.colors[looked][None])
     contradicted = (same & other).any(axis=1)
     return teach | ~contradicted
@@ -527,26 +532,30 @@ def guard(rows: _Rows, photo: np.ndarray) -> Blend:
     order = np.unique(photo)
     if len(order) < MIN_PHOTOS:
         return Blend()
-    teach = _teaching(rows)
+    cos = rows.embeddings @ rows.embeddings.T  # once, for every use below
+    teach = _teaching(rows, cos)
     model = _Model.of(rows, teach, fit_bias(rows.base_value[teach], rows.values[teach])) if teach.any() else None
     fixes_v = np.zeros((N_VALUES, N_VALUES), np.int64)
     breaks_v = np.zeros_like(fixes_v)
     fixes_c = np.zeros((N_COLORS, N_COLORS), np.int64)
     breaks_c = np.zeros_like(fixes_c)
     checked = 0
+    bias = None
     for k in order[max(1, len(order) - CHECK_PHOTOS):]:
         before, out = (photo < k) & teach, photo == k
         if not before.any():
             continue
-        model = _Model.of(rows, before, fit_bias(rows.base_value[before], rows.values[before]))
-        new_v, new_c = model.predict(rows.embeddings[out], rows.base_value[out], rows.base_color[out])
+        bias = fit_bias(rows.base_value[before], rows.values[before], start=bias)
+        past = _Model.of(rows, before, bias)
+        new_v, new_c = past.predict(rows.embeddings[out], rows.base_value[out], rows.base_color[out],
+                                    cos[np.ix_(out, before)])
         # a fix counts only where a player checked the die; a break wherever its confirmed answer stands
         trusted = rows.checked[out] | teach[out]
         _tally(fixes_v, breaks_v, rows.base_value[out], new_v, rows.values[out], rows.checked[out], trusted)
         _tally(fixes_c, breaks_c, rows.base_color[out], new_c, rows.colors[out], rows.checked[out], trusted)
         checked += int(out.sum())
     return Blend(model, _check(fixes_v, breaks_v, per_target=True),
-                 _check(fixes_c, breaks_c, per_target=False), checked, _may_drop(rows, photo))
+                 _check(fixes_c, breaks_c, per_target=False), checked, _may_drop(rows, photo, cos))
 
 
 def _tally(fixes: np.ndarray, breaks: np.ndarray, base: np.ndarray, new: np.ndarray, labels: np.ndarray,
@@ -562,20 +571,19 @@ def _check(fixes: np.ndarray, breaks: np.ndarray, per_target: bool) -> Check:
     (inks: a red read orange says nothing of a blue), or per class read (values: a glyph)."""
     if per_target:
         f, br = fixes.sum(axis=0), breaks.sum(axis=0)
-        ok = (f > 0) & (br == 0)
+        ok = (f >= MIN_FIXES) & (br == 0)
         backed = np.broadcast_to(ok[None, :], fixes.shape).copy()
     else:
-        backed = (fixes > 0) & (breaks == 0)
+        backed = (fixes >= MIN_FIXES) & (breaks == 0)
     np.fill_diagonal(backed, False)
     return Check(fixes, breaks, backed)
 
 
-def _may_drop(rows: _Rows, photo: np.ndarray) -> bool:
+def _may_drop(rows: _Rows, photo: np.ndarray, cos: np.ndarray) -> bool:
     """Whether dropping unsure boxes unlike every learnt die spares every learnt die, each
     judged by the other photos' dice."""
     if len(rows.base_face) < DROP_AFTER:
         return False
-    cos = rows.embeddings @ rows.embeddings.T
     apart = photo[:, None] != photo[None, :]
     like = np.where(apart, cos, -1.0).max(axis=1)
     return not bool(((rows.base_face < FACE_UNSURE) & (like < UNLIKE)).any())

@@ -198,8 +198,8 @@ def _make_one(job: _Job) -> str:
 
 
 def write_games(out: Path, games: int, photos: int, seed: int = DEFAULT_SEED, workers: int = 1,
-                look: str = "games", first: int = 0) -> int:
-    """Make every photo of games first..games-1 not made yet; returns how many were made now."""
+                look: str = "games", first_game: int = 0) -> int:
+    """Make every photo of games first_game..games-1 not made yet; returns how many were made now."""
     (out / "images").mkdir(parents=True, exist_ok=True)
     labels = out / "labels.jsonl"
     done = done_indices(labels)
@@ -208,7 +208,7 @@ def write_games(out: Path, games: int, photos: int, seed: int = DEFAULT_SEED, wo
         if first.get("seed") != seed or first.get("photos", photos) != photos or first.get("look", "games") != look:
             raise ValueError(f"{out} holds games of seed {first.get('seed')} and look {first.get('look', 'games')}, "
                              f"not {seed} and {look}: use another folder")
-    jobs = [_Job(str(out), seed, photos, i, look) for i in range(first * photos, games * photos) if i not in done]
+    jobs = [_Job(str(out), seed, photos, i, look) for i in range(first_game * photos, games * photos) if i not in done]
     made = 0
     with labels.open("a", encoding="utf-8") as sink:
         pool = mp.get_context("fork").Pool(workers) if workers > 1 else None
