@@ -47,6 +47,11 @@ def test_learn_creates_the_profile_and_adds_every_labelled_die(tmp_path, capsys)
     assert f"learnt {n} dice from 3 photos" in out
     profile = Profile.from_bytes(target.read_bytes())
     assert len(profile) == n and profile.photos == PHOTOS
+    assert profile.checked.all()  # a label file's dice were checked by whoever wrote it
+    # what was learnt, per ink and per value, each line from the profile itself
+    for item in profile.learnt():
+        assert f"  {item.kind} {item.name}: learnt from {item.dice} dice ({item.dice} checked)" in out
+    assert "checked on" in out and {i.kind for i in profile.learnt()} == {"ink", "value"}
     # learning the same photos again replaces their dice: nothing is counted twice
     assert main(["learn", str(target), str(labels)]) == 0
     assert len(Profile.from_bytes(target.read_bytes())) == n
@@ -72,6 +77,13 @@ def test_a_read_json_line_is_a_label_file_and_read_profile_prints_the_same_shape
         assert {(d["value"], d["color"]) for d in a["dice"]} == {(d["value"], d["color"]) for d in b["dice"]}
 
 
+def test_a_die_marked_unchecked_is_learnt_as_the_readers_own_guess(tmp_path):
+    target = tmp_path / "table.profile"
+    assert main(["learn", str(target), str(_labels(tmp_path, PHOTOS[:1], _first_die("checked", False)))]) == 0
+    checked = Profile.from_bytes(target.read_bytes()).checked
+    assert not checked[0] and checked[1:].all()
+
+
 def _first_die(key, value):
     def edit(row):
         row["dice"][0][key] = value
@@ -84,6 +96,7 @@ def _first_die(key, value):
     (_first_die("box", [10, 10, 99999, 20]), "outside the"),
     (_first_die("box", [50, 50, 40, 60]), "x0 < x1"),
     (_first_die("box", "here"), "is not [x0, y0, x1, y1]"),
+    (_first_die("checked", "yes"), "checked 'yes' is not true or false"),
     (lambda row: row.update(image="no_such_photo.jpg"), "cannot read the file"),
 ])
 def test_bad_labels_give_one_line_exit_2_and_leave_the_profile_as_it_was(tmp_path, capsys, edit, message):
