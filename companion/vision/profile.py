@@ -21,8 +21,8 @@ same look (cosine >= SAME_LOOK) says otherwise, and it is never counted as a fix
 The guard checks what the profile will do: each learnt photo in turn, in the order learnt, is
 read with what the photos before it taught (as the page meets them). Each change of a reading
 (base answer b -> profile answer a) on those photos is a fix (a is the confirmed answer), a
-break (b was), or neither. A colour change b -> a is backed when the check saw such changes
-fix dice and break none (per pair of inks); a value change -> a likewise, per value. Reading
+break (b was), or neither. A change b -> a is backed when the check saw such changes fix
+dice and break none, per pair of inks and per pair of values. Reading
 with the profile, a die keeps the base reader's probabilities unless the profile changes its
 answer and the guard backs that change; a change it cannot back is not applied and the die is
 flagged (`Applied.unbacked`). So a profile never makes a reading surer without changing it,
@@ -554,8 +554,7 @@ def guard(rows: _Rows, photo: np.ndarray) -> Blend:
         _tally(fixes_v, breaks_v, rows.base_value[out], new_v, rows.values[out], rows.checked[out], trusted)
         _tally(fixes_c, breaks_c, rows.base_color[out], new_c, rows.colors[out], rows.checked[out], trusted)
         checked += int(out.sum())
-    return Blend(model, _check(fixes_v, breaks_v, per_target=True),
-                 _check(fixes_c, breaks_c, per_target=False), checked, _may_drop(rows, photo, cos))
+    return Blend(model, _check(fixes_v, breaks_v), _check(fixes_c, breaks_c), checked, _may_drop(rows, photo, cos))
 
 
 def _tally(fixes: np.ndarray, breaks: np.ndarray, base: np.ndarray, new: np.ndarray, labels: np.ndarray,
@@ -566,15 +565,10 @@ def _tally(fixes: np.ndarray, breaks: np.ndarray, base: np.ndarray, new: np.ndar
     np.add.at(breaks, (b, a), changed & (b == labels) & trusted)
 
 
-def _check(fixes: np.ndarray, breaks: np.ndarray, per_target: bool) -> Check:
-    """Backed: the changes that fixed some checked die and broke none, per pair of classes
-    (inks: a red read orange says nothing of a blue), or per class read (values: a glyph)."""
-    if per_target:
-        f, br = fixes.sum(axis=0), breaks.sum(axis=0)
-        ok = (f >= MIN_FIXES) & (br == 0)
-        backed = np.broadcast_to(ok[None, :], fixes.shape).copy()
-    else:
-        backed = (fixes >= MIN_FIXES) & (breaks == 0)
+def _check(fixes: np.ndarray, breaks: np.ndarray) -> Check:
+    """Backed: the changes that fixed some checked die and broke none, per pair of classes (a
+    red read orange says nothing of a blue; a 6 read 9 nothing of a 1 read 7)."""
+    backed = (fixes >= MIN_FIXES) & (breaks == 0)
     np.fill_diagonal(backed, False)
     return Check(fixes, breaks, backed)
 
