@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench data data-stress data-choosing data-v1 data-blender train-env system-deps clean
+.PHONY: run test lint bench snapshot-check data data-stress data-choosing data-v1 data-blender train-env system-deps clean
 
 # `make run LAN=1`: serve on the local network, for the phones at the table (join by QR code).
 run: $(STAMP)
@@ -52,6 +52,12 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_scorepad.py
 	$(BIN)/python benchmarks/bench_soak.py
 	$(BIN)/python benchmarks/bench_turn.py
+
+# The readings the vision code gives, against tests/snapshots/ (sample photos and a generated set
+# of 320, made into data/snapshot first; training/readings_snapshot.py holds its seeds).
+snapshot-check: $(STAMP) system-deps
+	$(BIN)/python -m training.readings_snapshot check --samples
+	$(BIN)/python -m training.readings_snapshot check
 
 # The synthetic datasets (git-ignored, resumable): train, a validation set never trained on,
 # and a calibration set for the confidences.

@@ -1,0 +1,21 @@
+"""The sample photos read exactly as tests/snapshots/sample_readings.jsonl says (values, colours,
+confidences to 4 places, boxes, dice, flags). The snapshot changes only in a commit that says why
+the readings changed (training/readings_snapshot.py; its `check` compares the generated set)."""
+
+from __future__ import annotations
+
+from training.readings_snapshot import SAMPLES_SNAPSHOT, differences, load, photos, read_all
+
+
+def test_the_sample_photos_read_as_the_snapshot_says():
+    found = differences(load(SAMPLES_SNAPSHOT), list(read_all(photos(samples=True))))
+    assert not found, "the readings changed:\n" + "\n".join(found)
+
+
+def test_the_snapshot_comparison_sees_a_changed_die():
+    rows = load(SAMPLES_SNAPSHOT)
+    changed = [dict(row) for row in rows]
+    first = next(row for row in changed if row.get("dice"))
+    first["dice"] = [{**first["dice"][0], "uncertain": not first["dice"][0]["uncertain"]}, *first["dice"][1:]]
+    found = differences(rows, changed)
+    assert len(found) == 1 and found[0].startswith(first["image"] + ":")
