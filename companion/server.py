@@ -17,12 +17,15 @@ from typing import Sequence
 from flask import Flask
 
 from companion.assets import web_dir
+from companion.runtime import Runtime
 from companion.store import Store
-from companion.web_api import errors, guards
+from companion.table_profiles import TableProfiles
+from companion.web_api import context, errors, guards
 from companion.web_api.broadcast import Broadcaster
+from companion.web_api.context import AppState
 from companion.web_api.games import ReplayCache
 from companion.web_api.photos import PhotoReader
-from companion.web_api.routes import BLUEPRINTS, dice_sets
+from companion.web_api.routes import BLUEPRINTS
 from companion.web_api.settings import LOOPBACK_HOSTS, MAX_PHOTO_BYTES, MAX_STREAMS, ServerSettings
 from companion.web_api.throttle import JoinThrottle
 
@@ -34,11 +37,12 @@ MAX_UPLOAD = MAX_PHOTO_BYTES
 
 def create_app(db_path: str | Path, *, join_code: str | None = None, lan_hosts: Sequence[str] = (),
                keepalive_s: float = 15.0, max_streams: int = MAX_STREAMS,
-               warm_advisor: bool = False, models_dir: Path | None = None) -> Flask:
+               warm_advisor: bool = False, runtime: Runtime | None = None) -> Flask:
     """The app; `join_code` turns on LAN mode (every request must carry the code), and
     `lan_hosts` are the addresses it is then reached by (besides this machine's loopback).
     `max_streams` live-update streams may be open at once (make_server gives them threads).
-    `models_dir` is the dice reader's models folder (None: $COMPANION_MODELS, else the shipped models).
+    `runtime` holds the one dice reader every photo is read and learnt with (companion/runtime.py;
+    None: the shipped settings and models, loaded now).
 
     `warm_advisor` builds the roll advisor's tables in a background thread (`companion serve`
     does; tests do not, so they stay fast) so that no player waits for a first advice."""
@@ -49,15 +53,13 @@ def create_app(db_path: str | Path, *, join_code: str | None = None, lan_hosts: 
     app.config["MAX_CONTENT_LENGTH"] = MAX_PHOTO_BYTES + guards.MULTIPART_SLACK
     app.config["WEB_DIR"] = WEB_DIR
     app.json.sort_keys = False  # type: ignore[attr-defined]
-    app.extensions["companion"] = {
-        "settings": settings,
-        "store": Store(db_path),
-        "cache": ReplayCache(),
-        "events": Broadcaster(settings.keepalive_s, settings.max_streams, settings.disconnect_poll_s),
-        "photos": PhotoReader(settings.photo_reads, models_dir),
-        "join_throttle": JoinThrottle(settings.join_tries, settings.join_window_s),
-    }
-    dice_sets.install(app, app.extensions["companion"]["store"])
+    runtime = runtime or Runtime.shipped()
+    store = Store(db_path)
+    app.extensions[context.EXTENSION] = AppState(
+        settings=settings, store=store, cache=ReplayCache(),
+        events=Broadcaster(settings.keepalive_s, settings.max_streams, settings.disconnect_poll_s),
+        photos=PhotoReader(settings.photo_reads, runtime), profiles=TableProfiles(store, runtime.reader),
+        join_throttle=JoinThrottle(settings.join_tries, settings.join_window_s))
     guards.install(app)
     errors.install(app)
     for blueprint in BLUEPRINTS:
@@ -101,7 +103,7 @@ def make_server(app: Flask, host: str, port: int, threads: int = 16):
     client that left within a second (waitress reads ahead on the connection to tell)."""
     from waitress.server import create_server
 
-    settings: ServerSettings = app.extensions["companion"]["settings"]
+    settings = context.state(app).settings
     return create_server(app, host=host, port=port, threads=threads + settings.max_streams,
                          connection_limit=settings.max_streams + 100, channel_request_lookahead=1,
                          # a client that reads slowly makes its stream wait, not the server buffer
@@ -120,7 +122,7 @@ def shutdown(app: Flask, server, loop_thread: threading.Thread | None = None) ->
     """
     from waitress import wasyncore
 
-    app.extensions["companion"]["events"].close()
+    context.state(app).events.close()
     server.task_dispatcher.shutdown(cancel_pending=True, timeout=5)
     if loop_thread is not None and loop_thread.is_alive():
         try:

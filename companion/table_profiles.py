@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from companion.dice import Color, Face
 from companion.store import DiceSetRecord, Store
-from companion.vision.learn import ConfirmedDie, embedding_width, learn_photo
-from companion.vision.models import Models
+from companion.vision.dice_reader import DiceReader
+from companion.vision.learn import ConfirmedDie, embedding_width
 from companion.vision.profile import Learnt, Profile, ProfileError
-from companion.vision.settings import ReadSettings
 
 log = logging.getLogger("companion.server")
 
@@ -54,11 +52,16 @@ class _Learnt:
     damaged: int
 
 
+class ReaderMissing(RuntimeError):
+    """There is no dice reader to learn with (the runtime could not load its models)."""
+
+
 class TableProfiles:
-    def __init__(self, store: Store, models: Callable[[], Models], settings: ReadSettings = ReadSettings()):
+    """The sets' profiles, learnt and read with `reader` (None: the server cannot read photos)."""
+
+    def __init__(self, store: Store, reader: DiceReader | None):
         self.store = store
-        self._models = models  # loads the models on first use (the server may start without them)
-        self.settings = settings
+        self.reader = reader
         self._cache: dict[int, tuple[tuple[int, ...], _Learnt]] = {}
         self._reported: set[int] = set()  # damaged photos already in the log
         self._lock = threading.Lock()
@@ -69,8 +72,7 @@ class TableProfiles:
         dice = confirmed_dice(photo.labels)
         if not dice:
             return 0
-        models = self._models()
-        learnt = learn_photo(None, photo_name(photo_id), photo.data, dice, models, self.settings)
+        learnt = self._reader().learn(None, photo_name(photo_id), photo.data, dice)
         self.store.learn_photo(photo_id, set_id, len(learnt), learnt.to_bytes())
         return len(learnt)
 
@@ -89,8 +91,13 @@ class TableProfiles:
             self._cache[set_id] = (ids, learnt)
         return learnt
 
+    def _reader(self) -> DiceReader:
+        if self.reader is None:
+            raise ReaderMissing("there is no dice reader to learn with")
+        return self.reader
+
     def _build(self, set_id: int) -> _Learnt:
-        models = self._models()
+        models = self._reader().models
         reader, width = models.reader.fingerprint, embedding_width(models)
         parts, damaged = [], 0
         for photo_id, data in self.store.learnt_photos(set_id):

@@ -272,7 +272,7 @@ def test_an_upload_that_is_not_an_image_is_refused_and_stores_nothing(client, ap
     assert "not a photo" in response.json["error"]
     broken = upload(client, game["id"], png_bytes()[:40])
     assert broken.status_code in (422, 503)  # a truncated PNG header passes; the reader then decides
-    with sqlite3.connect(app.extensions["companion"]["store"].path) as conn:
+    with sqlite3.connect(app.extensions["companion"].store.path) as conn:
         assert conn.execute("SELECT COUNT(*) FROM photos").fetchone()[0] == 0
     assert client.get(f"/api/games/{game['id']}").json["seq"] == 0
 
@@ -283,7 +283,7 @@ def test_an_heic_upload_says_how_to_send_a_jpeg_and_stores_nothing(client, app):
     response = upload(client, game["id"], heic, "IMG_0001.HEIC")
     assert response.status_code == 422
     assert "HEIC" in response.json["error"] and "JPEG" in response.json["error"]
-    with sqlite3.connect(app.extensions["companion"]["store"].path) as conn:
+    with sqlite3.connect(app.extensions["companion"].store.path) as conn:
         assert conn.execute("SELECT COUNT(*) FROM photos").fetchone()[0] == 0
 
 

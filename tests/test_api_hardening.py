@@ -162,7 +162,7 @@ def test_an_upload_of_the_png_bomb_is_refused_and_stores_nothing(client, app):
         response = client.post(path, data=photo_form(BOMB), content_type="multipart/form-data")
         assert response.status_code == 422, path
         assert "9999x9999" in response.json["error"] and "smaller photo" in response.json["error"]
-    with sqlite3.connect(app.extensions["companion"]["store"].path) as conn:
+    with sqlite3.connect(app.extensions["companion"].store.path) as conn:
         assert conn.execute("SELECT COUNT(*) FROM photos").fetchone()[0] == 0
 
 
@@ -298,7 +298,7 @@ def test_every_answer_carries_the_security_headers(client, path):
 
 def test_players_photos_are_private_to_the_browser(app, client):
     game = client.post("/api/games", json={"players": ["Ann"]}).json
-    photo_id = app.extensions["companion"]["store"].add_photo(game["id"], "image/png", one_bit_png(8, 8), {"dice": []})
+    photo_id = app.extensions["companion"].store.add_photo(game["id"], "image/png", one_bit_png(8, 8), {"dice": []})
     cache = client.get(f"/api/photos/{photo_id}").headers["Cache-Control"]
     assert "private" in cache and "public" not in cache
 

@@ -112,7 +112,7 @@ def test_a_confirm_refuses_the_dice_the_advisor_refuses(client):
 
 def test_an_attempt_stored_before_the_check_still_replays(app, client):
     game = client.post("/api/games", json={"players": ["Ann", "Bob"]}).json
-    store = app.extensions["companion"]["store"]
+    store = app.extensions["companion"].store
     with store.appending(game["id"], 0) as (_record, _attempts, appender):
         appender.append("Ann", TEN_WILDS)
     state = client.get(f"/api/games/{game['id']}")

@@ -38,7 +38,7 @@ def stored_photo(app, game_id: str) -> int:
             "token": token, "polygon": [[x, 20], [x + 30, 20], [x + 30, 50], [x, 50]],
         })
     reading = {"width": 320, "height": 240, "dice": dice, "ms": 1.0}
-    return app.extensions["companion"]["store"].add_photo(game_id, "image/jpeg", jpeg(), reading)
+    return app.extensions["companion"].store.add_photo(game_id, "image/jpeg", jpeg(), reading)
 
 
 def test_corrected_dice_are_kept_with_the_photo_and_exported(app, client, db_path, tmp_path):
@@ -89,7 +89,7 @@ def test_a_typed_in_die_pointed_at_on_the_photo_is_labelled_there_and_checked(ap
     body = {"player": "Ann", "seq": 0, "dice": ["7b", "7r", "7g", "3o", "3r", "3g"], "photo_id": photo_id,
             "sources": [0, 1, 2, 3, 4, None], "boxes": [None, None, None, None, None, [250, 100, 280, 130]]}
     assert client.post(f"/api/games/{game['id']}/attempts", json=body).status_code == 201
-    labels = app.extensions["companion"]["store"].get_photo(photo_id).labels
+    labels = app.extensions["companion"].store.get_photo(photo_id).labels
     assert labels["unboxed"] == 0 and len(labels["dice"]) == 6
     typed = labels["dice"][-1]
     assert (typed["value"], typed["color"], typed["box"], typed["pointed"]) == (3, "green", [250, 100, 280, 130], True)
@@ -138,8 +138,13 @@ def test_export_refuses_a_non_empty_directory(db_path, tmp_path, client):
     assert companion(["export-corrections", str(tmp_path / "busy"), "--db", str(db_path)]) == 1
 
 
-def test_without_models_a_real_photo_gets_a_clear_503_and_the_server_keeps_serving(client, tmp_path, monkeypatch):
-    monkeypatch.setenv("COMPANION_MODELS", str(tmp_path / "no-models-here"))
+def test_without_models_a_real_photo_gets_a_clear_503_and_the_server_keeps_serving(db_path, tmp_path):
+    from companion.runtime import Runtime
+    from companion.server import create_app
+
+    runtime = Runtime.start({"COMPANION_MODELS": str(tmp_path / "no-models-here")})
+    assert runtime.reader is None
+    client = create_app(db_path, runtime=runtime).test_client()
     game = client.post("/api/games", json={"players": ["Ann"]}).json
     response = client.post(f"/api/games/{game['id']}/photos", data={"photo": (io.BytesIO(jpeg()), "dice.jpg")},
                            content_type="multipart/form-data")
@@ -149,9 +154,11 @@ def test_without_models_a_real_photo_gets_a_clear_503_and_the_server_keeps_servi
 
 
 def test_the_app_reads_photos_with_the_models_folder_it_is_given(db_path, tmp_path):
+    from companion.runtime import Runtime
     from companion.server import create_app
 
-    client = create_app(db_path, models_dir=tmp_path / "elsewhere").test_client()
+    runtime = Runtime.start({}, models_dir=tmp_path / "elsewhere")
+    client = create_app(db_path, runtime=runtime).test_client()
     game = client.post("/api/games", json={"players": ["Ann"]}).json
     response = client.post(f"/api/games/{game['id']}/photos", data={"photo": (io.BytesIO(jpeg()), "dice.jpg")},
                            content_type="multipart/form-data")
@@ -202,5 +209,5 @@ def test_reading_without_keeping_stores_no_photo(client, app):
     response = client.post("/api/read", data={"photo": (io.BytesIO(path.read_bytes()), path.name)},
                            content_type="multipart/form-data")
     assert response.status_code == 200 and response.json["reading"]["dice"]
-    with sqlite3.connect(app.extensions["companion"]["store"].path) as conn:
+    with sqlite3.connect(app.extensions["companion"].store.path) as conn:
         assert conn.execute("SELECT COUNT(*) FROM photos").fetchone()[0] == 0

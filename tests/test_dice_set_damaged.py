@@ -37,7 +37,7 @@ def flipped(blob: bytes) -> bytes:
 
 
 def test_damaged_learning_is_reported_once_never_counted_and_learning_goes_on(db_path, app, client, caplog):
-    store = app.extensions["companion"]["store"]
+    store = app.extensions["companion"].store
     game = client.post("/api/games", json={"players": ["Ann", "Bob"]}).json
     upload = client.post(f"/api/games/{game['id']}/photos", data={"photo": (io.BytesIO(SAMPLE.read_bytes()), "d.webp")},
                          content_type="multipart/form-data").json

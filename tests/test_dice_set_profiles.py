@@ -11,7 +11,8 @@ import pytest
 
 from companion.store import _SCHEMA, DEFAULT_DICE_SET, SCHEMA_VERSION, Conflict, NotFound, Store, StoreError
 from companion.table_profiles import TableProfiles, confirmed_dice
-from companion.vision.models import load_models, models_present
+from companion.vision.dice_reader import DiceReader
+from companion.vision.models import models_present
 
 CONFIG = {"players": ["Ann", "Bob"], "mode": "standard", "rules": {"natural_in_every_group": False}}
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_images"
@@ -100,7 +101,7 @@ def test_only_boxed_confirmed_dice_are_learnt():
 @pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
 def test_a_set_learns_from_confirmed_photos_forgets_an_undone_one_and_resets(db_path):
     store = Store(db_path)
-    profiles = TableProfiles(store, load_models)
+    profiles = TableProfiles(store, DiceReader.load())
     set_id = store.dice_sets()[0].id
     game = store.create_game(CONFIG)
     photos = []

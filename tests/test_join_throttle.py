@@ -4,6 +4,7 @@ the test moves by hand, Flask's test client on real SQLite)."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 import pytest
@@ -28,7 +29,8 @@ class Clock:
 def lan(db_path):
     app = create_app(db_path, join_code=CODE)
     clock = Clock()
-    app.extensions["companion"]["join_throttle"] = JoinThrottle(JOIN_TRIES, JOIN_WINDOW_S, clock)
+    app.extensions["companion"] = dataclasses.replace(app.extensions["companion"],
+                                                      join_throttle=JoinThrottle(JOIN_TRIES, JOIN_WINDOW_S, clock))
     return app.test_client(), clock
 
 

@@ -51,7 +51,7 @@ def test_the_server_answers_422_and_keeps_nothing(app, client):
                                content_type="multipart/form-data")
         assert response.status_code == 422 and "cut short" in response.json["error"], path
     assert client.get(f"/api/games/{game['id']}").json["seq"] == 0
-    with app.extensions["companion"]["store"]._read() as conn:
+    with app.extensions["companion"].store._read() as conn:
         assert conn.execute("SELECT COUNT(*) FROM photos").fetchone()[0] == 0
 
 

@@ -172,26 +172,26 @@ def write_atomically(path: Path, data: bytes) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from companion.vision import ImageError, ReadSettings
-    from companion.vision.learn import LabelError, learn_photo
-    from companion.vision.models import ModelsMissing, load_models
+    from companion.runtime import Runtime
+    from companion.vision import ImageError
+    from companion.vision.learn import LabelError
     from companion.vision.profile import ProfileError
 
     target = Path(args.profile)
     try:
-        settings = ReadSettings.from_env()
+        runtime = Runtime.start()
         photos = parse_labels(Path(args.labels))
         profile = load_profile(target)
-        models = load_models(settings.models_dir, settings.providers)
     except (LabelsError, ProfileError, ValueError) as exc:
         return _fail(str(exc))
-    except ModelsMissing as exc:
-        print(f"companion learn: {exc}", file=sys.stderr)
+    if runtime.reader is None:
+        print(f"companion learn: {runtime.reader_problem}", file=sys.stderr)
         return 1
+    reader = runtime.reader
     before = len(profile) if profile is not None else 0
     for number, image, path, dice in photos:
         try:
-            profile = learn_photo(profile, image, path, dice, models, settings)
+            profile = reader.learn(profile, image, path, dice)
         except (ImageError, LabelError) as exc:
             return _fail(f"{args.labels} line {number} ({image}): {exc}")
         except ProfileError as exc:

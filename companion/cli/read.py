@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 EXIT_BAD_IMAGE = 2
@@ -67,17 +66,19 @@ def _human(image: str, reading) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from companion.vision import ImageError, ReadSettings, read_image
-    from companion.vision.models import ModelsMissing
+    from companion.runtime import Runtime, SettingsError
+    from companion.vision import ImageError
     from companion.vision.profile import ProfileError
 
     try:
-        settings = ReadSettings.from_env()
-        if args.models is not None:
-            settings = replace(settings, models_dir=args.models)
-    except ValueError as exc:
+        runtime = Runtime.start(models_dir=args.models)
+    except SettingsError as exc:
         print(f"companion read: {exc}", file=sys.stderr)
         return EXIT_NO_MODELS
+    if runtime.reader is None:
+        print(f"companion read: {runtime.reader_problem}", file=sys.stderr)
+        return EXIT_NO_MODELS
+    reader = runtime.reader
     profile = None
     if args.profile:
         from companion.cli.learn import load_profile
@@ -94,14 +95,11 @@ def run(args: argparse.Namespace) -> int:
     several = len(args.images) > 1
     for image in args.images:
         try:
-            reading = read_image(image, settings=settings, profile=profile)
+            reading = reader.read(image, profile)
         except ImageError as exc:
             print(f"companion read: {exc}", file=sys.stderr)
             status = EXIT_BAD_IMAGE
             continue
-        except ModelsMissing as exc:
-            print(f"companion read: {exc}", file=sys.stderr)
-            return EXIT_NO_MODELS
         except ProfileError as exc:  # learnt with another reader
             print(f"companion read: error: {args.profile}: {exc}", file=sys.stderr)
             return EXIT_BAD_IMAGE

@@ -40,13 +40,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from companion.runtime import Runtime, SettingsError
     from companion.server import create_app, make_server, new_join_code, shutdown
 
     limit_malloc_arenas()
+    try:
+        runtime = Runtime.start(models_dir=args.models)  # the models load now, not on the first photo
+    except SettingsError as exc:
+        print(f"companion serve: {exc}", file=sys.stderr)
+        return 1
     db = args.db or default_db_path()
     code = new_join_code() if args.lan else None
     app = create_app(db, join_code=code, lan_hosts=lan_addresses() if args.lan else (),
-                     max_streams=args.max_streams, warm_advisor=True, models_dir=args.models)
+                     max_streams=args.max_streams, warm_advisor=True, runtime=runtime)
     host = "0.0.0.0" if args.lan else "127.0.0.1"
     try:
         server = make_server(app, host, args.port, threads=args.threads)
@@ -54,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"companion serve: cannot listen on {host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     print(f"Scorepad database: {db}")
+    if runtime.reader is None:
+        print(f"The dice reader is not available ({runtime.reader_problem}): dice are entered by hand.")
     if code:
         url = f"http://{lan_address()}:{args.port}/?code={code}"
         print(f"Scorepad on the local network: {url}")

@@ -1,40 +1,67 @@
-"""What every blueprint shares: the app's store, replay cache, event stream and settings.
+"""What every blueprint shares: the app's store, replay cache, event stream, settings, photo
+reader and dice-set profiles.
 
-Made once by `create_app` and kept in ``app.extensions["companion"]``; the routes reach it
-through these accessors (as Flask's tutorial reaches its database through ``get_db``).
+Made once by `create_app` as one `AppState` (kept in ``app.extensions["companion"]``); the routes
+reach it through these accessors (as Flask's tutorial reaches its database through ``get_db``).
 """
 
 from __future__ import annotations
 
-from flask import current_app
+from dataclasses import dataclass
+
+from flask import Flask, current_app
 
 from companion.store import Store
+from companion.table_profiles import TableProfiles
 from companion.web_api.broadcast import Broadcaster
 from companion.web_api.games import ReplayCache
 from companion.web_api.photos import PhotoReader
 from companion.web_api.settings import ServerSettings
 from companion.web_api.throttle import JoinThrottle
 
+EXTENSION = "companion"
+
+
+@dataclass(frozen=True)
+class AppState:
+    settings: ServerSettings
+    store: Store
+    cache: ReplayCache
+    events: Broadcaster
+    photos: PhotoReader  # reads with the runtime's one dice reader
+    profiles: TableProfiles  # learns with that same reader
+    join_throttle: JoinThrottle  # wrong join codes per client (LAN mode)
+
+
+def state(app: Flask | None = None) -> AppState:
+    found = (app or current_app).extensions[EXTENSION]
+    assert isinstance(found, AppState)
+    return found
+
 
 def store() -> Store:
-    return current_app.extensions["companion"]["store"]
+    return state().store
 
 
 def events() -> Broadcaster:
-    return current_app.extensions["companion"]["events"]
+    return state().events
 
 
 def cache() -> ReplayCache:
-    return current_app.extensions["companion"]["cache"]
+    return state().cache
 
 
 def photos() -> PhotoReader:
-    return current_app.extensions["companion"]["photos"]
+    return state().photos
 
 
 def settings() -> ServerSettings:
-    return current_app.extensions["companion"]["settings"]
+    return state().settings
+
+
+def profiles() -> TableProfiles:
+    return state().profiles
 
 
 def join_throttle() -> JoinThrottle:
-    return current_app.extensions["companion"]["join_throttle"]
+    return state().join_throttle

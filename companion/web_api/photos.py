@@ -1,23 +1,27 @@
 """Photo uploads: the multipart field, a look at the header, and the dice reader.
 
-The vision pipeline is imported on first use, so the scorepad runs without it.
+The reader is the runtime's (companion/runtime.py), loaded when the server starts; without one
+(no models) a photo gets a clear 503 and the scorepad works on.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import logging
 import threading
 import warnings
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from flask import request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from companion.web_api.bodies import ApiError
 from companion.web_api.settings import MAX_PHOTO_BYTES
+
+if TYPE_CHECKING:
+    from companion.runtime import Runtime
+    from companion.vision.profile import Profile
+    from companion.vision.reading import Reading
 
 log = logging.getLogger("companion.server")
 
@@ -27,42 +31,30 @@ PHOTO_FORMATS = frozenset({"JPEG", "MPO", "PNG", "WEBP"})
 
 
 class PhotoReader:
-    """Reads the dice in a photo, at most `slots` photos at once (decoding costs memory and
-    a core each; more at once only queue for the CPU and hold more memory)."""
+    """Reads the dice in a photo with the runtime's reader, at most `slots` photos at once
+    (decoding costs memory and a core each; more at once only queue for the CPU and hold more
+    memory)."""
 
-    def __init__(self, slots: int, models_dir: Path | None = None):
+    def __init__(self, slots: int, runtime: Runtime):
         self._slots = threading.BoundedSemaphore(max(1, slots))
-        self._models_dir = models_dir
-        self._lock = threading.Lock()
-        self._read: Any = None
+        self.runtime = runtime
 
-    def __call__(self, data: bytes, profile: Any = None) -> Any:
+    def __call__(self, data: bytes, profile: Profile | None = None) -> Reading:
         from companion.vision import ImageError  # light: the error type only
 
         check_image(data)
-        read = self._read or self._load()
+        reader = self.runtime.reader
+        if reader is None:
+            raise ApiError(503, f"The dice reader is not available ({self.runtime.reader_problem}). "
+                                "Enter the dice by hand.")
         try:
             with self._slots:
-                return read(data, profile=profile)
+                return reader.read(data, profile)
         except ImageError as exc:
             raise ApiError(422, f"This photo cannot be read: {exc}. Nothing was changed.") from None
         except RuntimeError as exc:  # ModelsMissing and its kin: the reader, not the photo
             log.warning("dice reader failed: %s", exc)
             raise ApiError(503, f"The dice reader is not available ({exc}). Enter the dice by hand.") from None
-
-    def _load(self) -> Any:
-        with self._lock:
-            if self._read is None:
-                try:
-                    from companion.vision import ReadSettings, read_image
-
-                    settings = ReadSettings.from_env()  # the environment, read once
-                except Exception as exc:  # the pipeline cannot be imported, or its settings are wrong
-                    raise ApiError(503, f"The dice reader is not available ({exc}). Enter the dice by hand.") from None
-                if self._models_dir is not None:
-                    settings = dataclasses.replace(settings, models_dir=self._models_dir)
-                self._read = lambda data, profile=None: read_image(data, settings=settings, profile=profile)
-        return self._read
 
 
 def check_image(data: bytes) -> None:

@@ -10,31 +10,16 @@ from __future__ import annotations
 
 import logging
 
-from flask import Blueprint, current_app, jsonify
+from flask import Blueprint, jsonify
 
 from companion.store import StoreError
-from companion.table_profiles import TableProfiles
 from companion.vision.profile import Profile
 from companion.web_api import context
 from companion.web_api.bodies import ApiError, DiceSetBody, parse, sentence
 
 log = logging.getLogger("companion.server")
 bp = Blueprint("dice_sets", __name__, url_prefix="/api")
-EXTENSION_KEY = "profiles"
-
-
-def profiles() -> TableProfiles:
-    return current_app.extensions["companion"][EXTENSION_KEY]
-
-
-def install(app, store) -> None:
-    """Give the app its TableProfiles (the models load on first use, as the photo reader's)."""
-    def models():
-        from companion.vision.models import load_models
-
-        return load_models()
-
-    app.extensions["companion"][EXTENSION_KEY] = TableProfiles(store, models)
+profiles = context.profiles
 
 
 def profile_for_game(game_id: str) -> Profile | None:
