@@ -129,7 +129,7 @@ STAGES = {
     "inks (light cast, joint colours, ink doubts)": ("companion.vision.pipeline:light_reference",
                                                      "companion.vision.pipeline:measure_inks",
                                                      "companion.vision.pipeline:joint_colours",
-                                                     "companion.vision.pipeline:ink_doubts"),
+                                                     "companion.vision.doubts:ink_doubts"),
     "set decoder": ("companion.vision.pipeline:decode",),
 }
 # stages before the read proper: inside load_work_image

@@ -118,7 +118,7 @@ def test_sample_is_read_right(name, sample_readings):
     assert (reading["width"], reading["height"]) == (row["width"], row["height"])
     for d in reading["dice"]:
         assert 0.0 <= d["confidence"] <= 1.0
-        assert set(d) == {"value", "color", "confidence", "box", "die", "uncertain"}
+        assert set(d) == {"value", "color", "confidence", "box", "die", "uncertain", "doubt", "runner_up"}
     assert misreadings(row, reading) == []
 
 

@@ -36,7 +36,7 @@ def test_a_colour_the_reader_was_far_less_sure_of_is_flagged(name, truth, read):
     die = die_on(read_image(photo, models, reader), photo, truth)
     assert die.face.token == read and die.confidence >= 0.98  # misread, and the decoder is sure of it
     assert die.uncertain
-    without = die_on(read_image(photo, models, replace(reader, flag_colour_margin=False)), photo, truth)
+    without = die_on(read_image(photo, models, replace(reader, disabled_doubts=frozenset({"colour_margin"}))), photo, truth)
     assert without.face.token == read and not without.uncertain  # silent without this flag
     # with the shipped colour heads: flagged
     assert die_on(read_image(photo, models, ReadSettings(zoom_within_work=False)), photo, truth).uncertain
@@ -45,7 +45,7 @@ def test_a_colour_the_reader_was_far_less_sure_of_is_flagged(name, truth, read):
 @needs_models
 def test_only_the_misread_colour_gains_a_flag_in_the_tilted_photo():
     photo, models = PHOTOS / "tilt_calib_000070.jpg", load_models()
-    before = read_image(photo, models, ReadSettings(flag_colour_margin=False))
+    before = read_image(photo, models, ReadSettings(disabled_doubts=frozenset({"colour_margin"})))
     after = read_image(photo, models, ReadSettings())
     assert gained_flags(before, after) == ["Wo"]
 

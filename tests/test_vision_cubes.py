@@ -95,12 +95,12 @@ def test_a_side_face_whose_top_face_was_missed_is_flagged():
     # (the face head's doubt of the box itself flags it too: left out here)
     photo = render_indexed(8451, "calib", 2, SceneOptions(tilt_range=(27.0, 40.0)))
     reading = read_image(encode_jpeg(photo.image, photo.conditions["jpeg_quality"]), load_models(),
-                         ReadSettings(flag_face_margin=False))
+                         ReadSettings(disabled_doubts=frozenset({"face_margin"})))
     lone = _lone_readings(reading, photo)
     assert [(r.value, r.color.value) for r in lone] == [(None, "blue")]  # the side face is read
     assert all(r.uncertain for r in lone)  # and flagged
     unchecked = read_image(encode_jpeg(photo.image, photo.conditions["jpeg_quality"]), load_models(),
-                           ReadSettings(flag_missed_tops=False, flag_face_margin=False))
+                           ReadSettings(disabled_doubts=frozenset({"missed_tops", "face_margin"})))
     assert not any(r.uncertain for r in _lone_readings(unchecked, photo))  # by this check alone
 
 
@@ -130,7 +130,7 @@ def test_a_side_face_is_flagged_where_the_missed_top_face_is_strong_in_one_view_
     lone = _lone_readings(read_image(jpeg, load_models(), unread), photo)
     assert [(r.value, r.color.value, r.confidence >= 0.99) for r in lone] == [(2, "red", True)]  # the side face is read
     assert all(r.uncertain for r in lone)  # and flagged
-    unchecked = read_image(jpeg, load_models(), replace(unread, flag_missed_tops=False))
+    unchecked = read_image(jpeg, load_models(), replace(unread, disabled_doubts=frozenset({"missed_tops"})))
     assert not any(r.uncertain for r in _lone_readings(unchecked, photo))  # by this check alone
     shipped = read_image(jpeg, load_models())
     assert _lone_readings(shipped, photo) == []  # the Wg is read, flagged, and the side face beside it flagged
@@ -151,7 +151,7 @@ def test_a_side_face_the_face_head_doubts_far_more_than_the_photos_dice_is_flagg
     lone = _lone_readings(read_image(jpeg, load_models()), photo)
     assert [(r.face.token, r.confidence >= 0.99) for r in lone] == [(token, True)]  # the side face is read
     assert all(r.uncertain for r in lone)  # and flagged
-    unchecked = read_image(jpeg, load_models(), ReadSettings(flag_face_margin=False))
+    unchecked = read_image(jpeg, load_models(), ReadSettings(disabled_doubts=frozenset({"face_margin"})))
     assert not any(r.uncertain for r in _lone_readings(unchecked, photo))  # by this check alone
 
 

@@ -29,7 +29,7 @@ CASES = [("dark_calib_8501_000243.jpg", "1b"), ("calib_000747.jpg", "8b")]
 def test_a_side_face_cut_by_the_frame_is_flagged(name, token):
     photo = PHOTOS / name
     models = load_models()
-    without = read_image(photo, models, ReadSettings(flag_cut_boxes=False))
+    without = read_image(photo, models, ReadSettings(disabled_doubts=frozenset({"cut_boxes"})))
     (side,) = on_no_die(without, photo)
     assert side.face.token == token and side.confidence >= 0.99 and not side.uncertain  # silent without the flag
     shipped = read_image(photo, models)
@@ -68,4 +68,4 @@ def test_the_only_box_of_a_photo_at_the_frames_edge_is_flagged():
     (side,) = on_no_die(reading, photo)  # no labelled top face in the frame
     assert len(reading.dice) == 1 and side.confidence >= 0.99  # read as surely as a top face
     assert side.uncertain
-    assert not read_image(photo, models, ReadSettings(flag_cut_boxes=False)).dice[0].uncertain
+    assert not read_image(photo, models, ReadSettings(disabled_doubts=frozenset({"cut_boxes"}))).dice[0].uncertain

@@ -32,13 +32,13 @@ def _read(index, settings):
 ])
 def test_a_misread_in_a_much_doubted_photo_is_flagged(index, truth, read):
     # the small face's flag (doubts.small_faces) catches the 5 too: off here, this flag alone
-    photo, before = _read(index, ReadSettings(flag_doubted_photos=False, flag_small_faces=False))
+    photo, before = _read(index, ReadSettings(disabled_doubts=frozenset({"doubted_photos", "small_faces"})))
     tokens = [f"{d['value'] or 'W'}{d['color'][0]}" for d in photo.dice]
     assert truth in tokens and read not in tokens
     (wrong,) = [d for d in before.dice if d.face.token == read]
     assert not wrong.uncertain and wrong.confidence < DOUBTED_SURE  # silent before
     assert np.mean([d.uncertain for d in before.dice]) >= DOUBTED_SHARE
-    _, after = _read(index, ReadSettings(flag_small_faces=False))
+    _, after = _read(index, ReadSettings(disabled_doubts=frozenset({"small_faces"})))
     (now,) = [d for d in after.dice if d.face.token == read]
     assert now.uncertain
     assert not all(d.uncertain for d in after.dice)  # the surer dice stay unflagged
@@ -61,7 +61,7 @@ def test_only_a_much_doubted_photo_has_its_less_sure_dice_flagged():
 def test_every_die_of_a_photo_nearly_all_flagged_is_flagged():
     photo = PHOTOS / "v1_calib_000008.jpg"
     models = load_models()
-    before = read_image(photo, models, ReadSettings(flag_doubted_photos=False))
+    before = read_image(photo, models, ReadSettings(disabled_doubts=frozenset({"doubted_photos"})))
     (sure,) = [d for d in before.dice if not d.uncertain]
     assert sure in on_no_die(before, photo) and sure.confidence >= 0.99  # the one sure reading is on no die
     assert np.mean([d.uncertain for d in before.dice]) >= DOUBTED_ALL_SHARE

@@ -17,8 +17,7 @@ from training.synth.scene import SceneOptions
 
 needs_models = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
 # the decoder's confidence flag at 0.9 and doubts.py's flags off: what the confidence alone flags
-CONFIDENCE_ONLY = ReadSettings(decoding=DecodeSettings(uncertain_below=0.9), flag_turn_disagreement=False,
-                               flag_doubtful_photos=False, flag_doubted_photos=False)
+CONFIDENCE_ONLY = ReadSettings(decoding=DecodeSettings(uncertain_below=0.9), disabled_doubts=frozenset({"turn_disagreement", "doubtful_photos", "doubted_photos"}))
 
 
 def _read(seed, index, opts, settings):

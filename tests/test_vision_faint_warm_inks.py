@@ -18,7 +18,7 @@ PHOTO = PHOTOS / "warm_calib_000099.jpg"
 
 @needs_models
 def test_a_blue_die_read_orange_from_a_faint_ink_on_a_dark_body_is_flagged():
-    without, shipped = silent_then_flagged(PHOTO, ReadSettings(flag_faint_warm_inks=False), "10b", "10o")
+    without, shipped = silent_then_flagged(PHOTO, ReadSettings(disabled_doubts=frozenset({"faint_warm_inks"})), "10b", "10o")
     # the photo's true reds and oranges, as colourful as each other, gain no flag: only the misread does
     assert gained_flags(without, shipped) == ["10o"]
 

@@ -20,7 +20,7 @@ PHOTO = PHOTOS / "far_calib_000051.jpg"
 @needs_models
 def test_a_print_on_a_card_read_as_a_sure_die_is_flagged():
     models = load_models()
-    without = read_image(PHOTO, models, ReadSettings(flag_flat_prints=False))
+    without = read_image(PHOTO, models, ReadSettings(disabled_doubts=frozenset({"flat_prints"})))
     (card,) = on_no_die(without, PHOTO)
     assert card.face.token == "4g" and card.confidence >= 0.99 and not card.uncertain  # silent without this flag
     shipped = read_image(PHOTO, models)

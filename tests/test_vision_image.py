@@ -227,11 +227,14 @@ def test_reading_json_shape():
                      uncertain=False, polygon=None)
     assert die.face == Face(None, Color.RED)
     assert die.to_json() == {"value": "W", "color": "red", "confidence": 0.9123, "box": [1.0, 2.0, 30.5, 40.2],
-                             "die": "L1", "uncertain": False}
-    seven = DieReading(7, Color.BLUE, 0.5, (0, 0, 1, 1), None, True, None)
+                             "die": "L1", "uncertain": False, "doubt": None, "runner_up": None}
+    seven = DieReading(7, Color.BLUE, 0.5, (0, 0, 1, 1), None, True, None, doubt="value", runner_up=Face(1, Color.BLUE))
     reading = Reading(100, 80, [seven], 12.34)
     js = reading.to_json()
     assert js["dice"][0]["value"] == 7 and js["dice"][0]["die"] is None and js["ms"] == 12.3
+    assert js["dice"][0]["doubt"] == "value" and js["dice"][0]["runner_up"] == {"value": 1, "color": "blue"}
+    wild = DieReading(5, Color.RED, 0.5, (0, 0, 1, 1), None, True, None, doubt="value", runner_up=Face(None, Color.RED))
+    assert wild.to_json()["runner_up"] == {"value": "W", "color": "red"}
 
 
 def _pillow_only(monkeypatch):

@@ -31,7 +31,7 @@ def test_an_orange_the_reader_calls_red_is_flagged_by_the_photos_inks():
     without = read_image(PHOTO, models, INKS_ONLY)
     alone = die_on(without, PHOTO, "10o")
     assert alone.face.token == "10r" and not alone.uncertain  # the reader alone
-    reading = read_image(PHOTO, models, replace(INKS_ONLY, flag_ink_doubts=True))
+    reading = read_image(PHOTO, models, INKS_ONLY.with_doubts("ink_doubts"))
     die = die_on(reading, PHOTO, "10o")
     assert die.face.token == "10r" and die.uncertain  # flagged, its colour left as the reader read it
     # the photo's right dice (three reds and a green) are not flagged by the inks

@@ -21,7 +21,7 @@ PHOTO = PHOTOS / "page_far_calib_000070.jpg"
 @needs_models
 def test_a_note_read_as_a_sure_die_is_flagged():
     models = load_models()
-    without = read_image(PHOTO, models, ReadSettings(flag_oversized_boxes=False))
+    without = read_image(PHOTO, models, ReadSettings(disabled_doubts=frozenset({"oversized_boxes"})))
     (note,) = [d for d in on_no_die(without, PHOTO) if d.face.token == "2g"]
     assert note.confidence >= 0.99 and not note.uncertain  # silent without this flag
     shipped = read_image(PHOTO, models)

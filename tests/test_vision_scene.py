@@ -241,7 +241,7 @@ def test_a_reading_the_set_cannot_produce_is_flagged():
     # (DecodeSettings.uncertain_below), which is lowered here to tell the two apart
     (reader_forced,) = analyse(work, models, ReadSettings(light_colour_head=False), without_h3).dice
     assert reader_forced.uncertain
-    quiet = ReadSettings(flag_set_changes=False, decoding=DecodeSettings(uncertain_below=0.9), light_colour_head=False)
+    quiet = ReadSettings(disabled_doubts=frozenset({"set_changes"}), decoding=DecodeSettings(uncertain_below=0.9), light_colour_head=False)
     (unflagged,) = analyse(work, models, quiet, without_h3).dice
     assert unflagged.face == reader_forced.face and not unflagged.uncertain
 
@@ -287,7 +287,7 @@ def test_under_a_warm_lamp_an_ink_that_disputes_a_sure_colour_is_flagged():
     joint = read_image(data, models, ReadSettings(light_colour_head=False))
     assert "8b" in _tokens(joint) and "8g" not in _tokens(joint)
     assert next(d for d in joint.dice if d.face.token == "10g").uncertain
-    quiet = read_image(data, models, ReadSettings(flag_colour_disputes=False, light_colour_head=False,
+    quiet = read_image(data, models, ReadSettings(disabled_doubts=frozenset({"colour_disputes"}), light_colour_head=False,
                                                   faint_face_threshold=None))
     assert not next(d for d in quiet.dice if d.face.token == "10g").uncertain  # what the flag adds
     shipped = read_image(data, models)  # as shipped: the 8 blue, the sure 10 still flagged

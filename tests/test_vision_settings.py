@@ -85,13 +85,20 @@ def test_settings_passed_down_change_the_reading_and_leave_the_cached_models_alo
     assert (models.detector.threshold, models.detector.views) == before
 
 
-def test_without_scene_flags_switches_every_flag_off_and_nothing_else():
+def test_without_scene_flags_switches_every_doubt_off_and_nothing_else():
+    from companion.vision.doubts import DOUBTS, SWITCHABLE
+
     settings = ReadSettings(reader_turns=2, mirror_band=None)
     plain = settings.without_scene_flags()
-    switches = [f.name for f in dataclasses.fields(ReadSettings) if f.name.startswith("flag_")]
-    assert "flag_colour_disputes" in switches
-    assert not any(getattr(plain, name) for name in switches)
-    assert dataclasses.replace(plain, **{name: getattr(settings, name) for name in switches}) == settings
+    assert plain.disabled_doubts == SWITCHABLE
+    assert {d.name for d in DOUBTS} | {"colour_disputes", "set_changes", "missed_tops"} <= SWITCHABLE
+    assert dataclasses.replace(plain, disabled_doubts=frozenset()) == settings
+    assert settings.without_doubts("cut_boxes").with_doubts("cut_boxes") == settings
+
+
+def test_a_doubt_that_does_not_exist_cannot_be_switched_off():
+    with pytest.raises(ValueError, match="No doubt is named cut_box"):
+        ReadSettings(disabled_doubts=frozenset({"cut_box"}))
 
 
 def test_the_usual_light_joint_colours_have_a_switch():

@@ -29,7 +29,7 @@ def test_a_small_face_read_with_a_narrow_lead_is_flagged(name, truth, read):
     photo = PHOTOS / name
     models = load_models()
     first = ReadSettings(zoom_within_work=False)
-    without = read_image(photo, models, replace(first, flag_small_faces=False))
+    without = read_image(photo, models, replace(first, disabled_doubts=frozenset({"small_faces"})))
     wrong = die_on(without, photo, truth)
     assert wrong.face.token == read and wrong.confidence >= 0.98 and not wrong.uncertain  # silent without the flag
     shipped = read_image(photo, models, first)

@@ -27,9 +27,9 @@ def test_a_misread_under_a_light_no_white_body_tells_is_flagged():
     die = die_on(read_image(PHOTO, models, first), PHOTO, "5r")
     assert die.face.token == "8r" and 0.95 <= die.confidence < UNUSUAL_LIGHT_SURE
     assert die.uncertain
-    alone = replace(first, flag_unknown_light=False, flag_doubted_photos=False, flag_small_faces=False)
+    alone = replace(first, disabled_doubts=frozenset({"unknown_light", "doubted_photos", "small_faces"}))
     without = die_on(read_image(PHOTO, models, alone), PHOTO, "5r")
     assert without.face.token == "8r" and not without.uncertain  # silent without it
-    doubted = die_on(read_image(PHOTO, models, replace(first, flag_unknown_light=False, flag_small_faces=False)),
+    doubted = die_on(read_image(PHOTO, models, replace(first, disabled_doubts=frozenset({"unknown_light", "small_faces"}))),
                      PHOTO, "5r")
     assert doubted.uncertain

@@ -19,7 +19,7 @@ PHOTO = PHOTOS / "warm_calib_8301_000082.jpg"
 
 @needs_models
 def test_a_value_far_less_sure_than_the_photos_others_is_flagged():
-    without, shipped = silent_then_flagged(PHOTO, ReadSettings(flag_value_margin=False), "1r", "7r")
+    without, shipped = silent_then_flagged(PHOTO, ReadSettings(disabled_doubts=frozenset({"value_margin"})), "1r", "7r")
     # the photo's other dice keep their flags: only the misread gained one
     assert gained_flags(without, shipped) == ["7r"]
 

@@ -6,7 +6,7 @@ leave them as they are is checked against it.
     python -m training.readings_snapshot write [--samples] # only in a commit that says why readings changed
 
 A photo's snapshot is `companion read --json` without the time: per die the value, colour,
-confidence (4 places), box, die and whether it is flagged. The generated set is
+confidence (4 places), box, die, whether it is flagged, what is doubted and the runner-up face. The generated set is
 made by training.synth from the seeds below (data/ is git-ignored; synth skips photos already made).
 """
 

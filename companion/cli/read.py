@@ -20,7 +20,9 @@ examples:
 
 With --json each photo gives one line: {"image": path, "width": w, "height": h,
 "dice": [{"value": 1..10 or "W", "color": "red", "confidence": 0..1, "box": [x0, y0, x1, y1],
-"die": "H3" or null, "uncertain": bool}], "ms": float}; boxes are pixels of the upright photo.
+"die": "H3" or null, "uncertain": bool, "doubt": null or "value", "color", "die" (what to check),
+"runner_up": null or {"value", "color"} (the next likeliest face)}], "ms": float}; boxes are pixels
+of the upright photo.
 A file that cannot be read is reported on stderr, the others are still read, and the exit
 status is 2 at the end.
 """

@@ -50,11 +50,17 @@ the right dice, the share 0.1-2.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
 import cv2
 import numpy as np
 
-from companion.dice import Color
-from companion.vision.decoder import VALUE_CLASSES
+from companion.dice import Color, DiceSet, Face
+from companion.vision.cubes import perspective
+from companion.vision.decoder import VALUE_CLASSES, DecodedDie, color_index, value_index
+from companion.vision.detector import Detection
 from companion.vision.inks import Ink
 from companion.vision.joint_colour import joint_colours
 from companion.vision.reader import softmax
@@ -331,3 +337,133 @@ def small_faces(boxes: list[tuple[float, float, float, float]], value_logits: np
     shorter = np.minimum(b[:, 2] - b[:, 0], b[:, 3] - b[:, 1])
     lead = _leads(np.asarray(value_logits, dtype=np.float64).reshape(-1, len(VALUE_CLASSES)))
     return (shorter < SMALL_FACE) & (lead < SMALL_FACE_LEAD)
+
+
+# --- the doubts, as data: each a named test over one photo's context ------------------------------
+
+# What a doubt is about, for the page to ask the right question: the value, the colour, or whether
+# the box is a die's top face at all; None: the die as read (the less sure of its value and colour).
+DoubtKind = Literal["value", "color", "die"]
+
+
+@dataclass(frozen=True)
+class PhotoContext:
+    """What the doubts look at, for the dice read from one photo (per-die arrays in box order)."""
+
+    rgb: np.ndarray  # the image the boxes were cut from
+    detections: list[Detection]
+    faces: np.ndarray  # the face head's probability
+    value_logits: np.ndarray  # the reader's (n, 11)
+    color_logits: np.ndarray  # the reader's (n, 4)
+    color_temperature: float  # the calibration's
+    decoded: list[DecodedDie]  # what the set's decoder read
+    cast: float | None  # the light's cast (inks.light_cast; None: no white reference)
+    usual_light: bool  # a white reference tells a light within the training look's
+    inks: Callable[[], list[Ink]]  # the dice's inks, measured when first asked
+    agree: np.ndarray | None  # did the reader's turns agree (None: one turn)
+    second: np.ndarray  # maybe a second box on a cube (cubes.py)
+    weak: np.ndarray  # the detector is unsure of the box
+
+    @property
+    def boxes(self) -> list[tuple[float, float, float, float]]:
+        return [d.box for d in self.detections]
+
+    def confidence(self) -> np.ndarray:
+        out = np.zeros(len(self.detections))
+        out[[d.index for d in self.decoded]] = [d.confidence for d in self.decoded]
+        return out
+
+    def colours(self) -> list[Color | None]:
+        out: list[Color | None] = [None] * len(self.detections)
+        for d in self.decoded:
+            out[d.index] = d.face.color
+        return out
+
+
+@dataclass(frozen=True)
+class Doubt:
+    """One doubt: its name (ReadSettings.disabled_doubts), what it is about, and its test, which
+    flags dice of the photo (its levels are this module's constants)."""
+
+    name: str
+    kind: DoubtKind | None
+    test: Callable[[PhotoContext], np.ndarray]
+
+
+def _no_flags(ctx: PhotoContext) -> np.ndarray:
+    return np.zeros(len(ctx.detections), dtype=bool)
+
+
+def _ink_doubts(ctx: PhotoContext) -> np.ndarray:
+    if not ctx.usual_light:  # elsewhere the inks already decided the colours (joint_colour.py)
+        return _no_flags(ctx)
+    return ink_doubts(ctx.color_logits, ctx.inks(), ctx.color_temperature)
+
+
+def _faint_warm_inks(ctx: PhotoContext) -> np.ndarray:
+    if ctx.cast is not None:  # light bodies: inks measured against them, not raw
+        return _no_flags(ctx)
+    return faint_warm_inks(ctx.colours(), ctx.inks())
+
+
+# Applied in this order (the flags add up: the order changes nothing), then doubted_photo over them.
+DOUBTS: tuple[Doubt, ...] = (
+    Doubt("ink_doubts", "color", _ink_doubts),
+    Doubt("faint_warm_inks", "color", _faint_warm_inks),
+    Doubt("second_boxes", "die", lambda ctx: ctx.second),
+    Doubt("colour_margin", "color", lambda ctx: colour_margin_doubts(ctx.color_logits)),
+    Doubt("value_margin", "value", lambda ctx: value_margin_doubts(ctx.value_logits)),
+    Doubt("face_margin", "die", lambda ctx: face_margin_doubts(ctx.faces, perspective(ctx.detections))),
+    Doubt("oversized_boxes", "die", lambda ctx: oversized_boxes(ctx.boxes)),
+    Doubt("flat_prints", "die", lambda ctx: flat_prints(ctx.rgb, ctx.boxes)),
+    Doubt("cut_boxes", "die", lambda ctx: cut_boxes(ctx.boxes, ctx.rgb.shape[1], ctx.rgb.shape[0])),
+    Doubt("small_faces", "value", lambda ctx: small_faces(ctx.boxes, ctx.value_logits)),
+    Doubt("turn_disagreement", None, lambda ctx: turn_doubts(ctx.agree, ctx.confidence())),
+    Doubt("doubtful_photos", "die", lambda ctx: doubtful_photo(ctx.weak, ctx.second, ctx.faces)),
+)
+# The doubts raised before these, where the dice are decided (pipeline.py), by name: what each is about.
+DECISION_DOUBTS: dict[str, DoubtKind | None] = {
+    "decoder": None,  # the decoder's own confidence is under DecodeSettings.uncertain_below
+    "weak_box": "die",  # the detector or the face head is unsure the box is a top face
+    "unusual_light": None,  # under a light beyond the training look's, the reader is trusted less
+    "unknown_light": None,  # ... and where no white reference tells the light
+    "set_changes": None,  # the set's constraint read the die otherwise than the reader saw it
+    "unbacked": None,  # a table's profile read it otherwise, and its guard could not back that
+    "colour_moved": "color",  # the photo's inks, together, moved its colour (joint_colour.py)
+    "colour_disputes": "color",  # ... or its ink disputes the reader's colour
+    "missed_tops": "die",  # a top face beyond the box: the box is a side face (top_faces.py)
+    "doubted_photos": None,  # many of the photo's dice are flagged: its less sure ones too
+}
+# The doubts ReadSettings.disabled_doubts may name (the others are the reading's own: never off).
+SWITCHABLE = frozenset({d.name for d in DOUBTS} | set(DECISION_DOUBTS) - {"decoder", "weak_box", "colour_moved", "unbacked"})
+KINDS: dict[str, DoubtKind | None] = {**DECISION_DOUBTS, **{d.name: d.kind for d in DOUBTS}}
+
+
+def raised(ctx: PhotoContext, disabled: frozenset[str] = frozenset()) -> dict[str, np.ndarray]:
+    """Per doubt of DOUBTS not `disabled`: the dice it flags."""
+    return {d.name: np.asarray(d.test(ctx), dtype=bool) for d in DOUBTS if d.name not in disabled}
+
+
+def doubt_of(names: list[str], value_prob: float, color_prob: float) -> DoubtKind:
+    """What to ask of a flagged die whose doubts are `names`: whether it is a die at all where any
+    doubt is about that, else the value or the colour where only one is doubted, else the less
+    sure of the two (its decoded value's and colour's probabilities)."""
+    kinds = {KINDS[name] for name in names}
+    if "die" in kinds:
+        return "die"
+    if kinds & {"value", "color"} == {"color"}:
+        return "color"
+    if kinds & {"value", "color"} == {"value"}:
+        return "value"
+    return "value" if value_prob <= color_prob else "color"
+
+
+def runner_up(value_probs: np.ndarray, color_probs: np.ndarray, read: Face, dice_set: DiceSet) -> Face | None:
+    """The likeliest face of the set other than `read`, by the die's value (11) and colour (4)
+    probabilities (None: the set has no other face)."""
+    faces = sorted({f for die in dice_set.dice for f in die.faces if f != read}, key=lambda f: f.token)
+    if not faces:
+        return None
+    score = [value_probs[value_index(f.value)] * color_probs[color_index(f.color)] for f in faces]
+    return faces[int(np.argmax(score))]
+

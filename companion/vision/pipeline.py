@@ -13,15 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from companion.dice import MAX_DICE, Color, DiceSet, Face, standard_set
+from companion.dice import MAX_DICE, DiceSet, Face, standard_set
 from companion.vision.crops import box_crop
-from companion.vision.cubes import CubeDecision, decide, nearer_direction, perspective
-from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES, DecodedDie, decode
+from companion.vision.cubes import CubeDecision, decide, nearer_direction
+from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES, DecodedDie, color_index, decode, value_index
 from companion.vision.detector import Detection, DetectorModel, Heatmap, box_ious
-from companion.vision.doubts import (
-    colour_margin_doubts, cut_boxes, doubted_photo, doubtful_photo, face_margin_doubts, faint_warm_inks, flat_prints,
-    ink_doubts, oversized_boxes, small_faces, turn_doubts, value_margin_doubts,
-)
+from companion.vision.doubts import PhotoContext, doubt_of, doubted_photo, raised, runner_up
 from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
 from companion.vision.inks import Ink, cast_of, dark_bodies, light_reference, measure_inks
 from companion.vision.joint_colour import HUE_SPREAD, UNUSUAL_HUE_SPREAD, joint_colours, usual_light_colours
@@ -267,40 +264,21 @@ def analyse(
         applied = profile.apply(embedding, value_probs, color_probs)
         value_probs, color_probs, unbacked = applied.value_probs, applied.color_probs, applied.unbacked
     decoded = decode(value_probs, color_probs, dice_set, settings.decoding)
-    unsure = _scene_flags(detections, faces[keep], value_probs, color_probs, decoded, cast, settings)
-    unsure |= unbacked  # the profile read it otherwise, and its guard could not back that
+    flags = _decision_flags(detections, faces[keep], value_probs, color_probs, decoded, cast, settings)
+    flags["unbacked"] = unbacked  # the profile read it otherwise, and its guard could not back that
     if settings.joint_colour:
-        decoded, unsure = _joint_decode(detections, faces[keep], value_probs, color_probs, decoded, unsure,
-                                        cast, inks, dice_set, settings)
-    if settings.flag_ink_doubts and _usual_light(cast):
-        # under the usual light the reader's colour decides a sure die; the photo's inks may still doubt it (doubts.py)
-        unsure |= ink_doubts(color_logits, inks(), cal.color_temperature)
-    if settings.flag_faint_warm_inks and cast is None:  # dark bodies: a red or orange from a faint ink (doubts.py)
-        colours: list[Color | None] = [None] * len(boxes)
-        for d in decoded:
-            colours[d.index] = d.face.color
-        unsure |= faint_warm_inks(colours, inks())
-    unsure |= second[keep] & settings.flag_second_boxes
-    unsure |= found.lone[keep]  # a side face read alone (settings.flag_missed_tops)
-    if settings.flag_colour_margin:  # the reader's own colour was not clearly ahead (doubts.py)
-        unsure |= colour_margin_doubts(color_logits)
-    if settings.flag_value_margin:  # ... nor its value (doubts.py)
-        unsure |= value_margin_doubts(value_logits)
-    if settings.flag_face_margin:  # in a tilted view, the face head far less sure than of the others: a side face (doubts.py)
-        unsure |= face_margin_doubts(faces[keep], perspective(detections))
-    if settings.flag_oversized_boxes:  # far larger than the photo's other faces: no top face (doubts.py)
-        unsure |= oversized_boxes(boxes)
-    if settings.flag_flat_prints:  # the ground around it is its own body's colour: no cube (doubts.py)
-        unsure |= flat_prints(work.rgb, boxes)
-    if settings.flag_cut_boxes:  # small and cut by the frame: maybe a side face, its top face outside (doubts.py)
-        unsure |= cut_boxes(boxes, work.rgb.shape[1], work.rgb.shape[0])
-    if settings.flag_small_faces:  # a numeral in few pixels, its value not far ahead (doubts.py)
-        unsure |= small_faces(boxes, value_logits)
-    unsure |= _doubts(detections, faces[keep], decoded, None if read.agree is None else read.agree[keep], second[keep],
-                      settings)
-    if settings.flag_doubted_photos:  # a photo with many dice flagged: its less sure dice too (doubts.py)
-        unsure |= _doubted(unsure, decoded)
-    dice = [_reading(work, detections[d.index], d, bool(unsure[d.index])) for d in decoded]
+        decoded, flags, color_probs = _joint_decode(detections, faces[keep], value_probs, color_probs, decoded, flags,
+                                                    cast, inks, dice_set, settings)
+    flags["missed_tops"] = found.lone[keep]  # a side face read alone (kept_boxes: unless "missed_tops" is off)
+    context = PhotoContext(work.rgb, detections, faces[keep], value_logits, color_logits, cal.color_temperature,
+                           decoded, cast, _usual_light(cast), inks,
+                           None if read.agree is None else read.agree[keep], second[keep],
+                           np.array([d.score < DETECTION_SURE for d in detections], dtype=bool))
+    flags.update(raised(context, settings.disabled_doubts))
+    if "doubted_photos" not in settings.disabled_doubts:  # many dice flagged: the photo's less sure ones too
+        flags["doubted_photos"] = _doubted(_any(flags, len(detections)), decoded)
+    dice = [_reading(work, detections[d.index], d, [name for name, f in flags.items() if f[d.index]],
+                     value_probs[d.index], color_probs[d.index], dice_set) for d in decoded]
     return Analysis(detections, value_logits, color_logits, dice, light.unusual)
 
 
@@ -319,18 +297,19 @@ def _colour_probs(models: Models, light: str | None, color_logits: np.ndarray, e
 
 def _joint_decode(
     detections: list[Detection], faces: np.ndarray, value_probs: np.ndarray, color_probs: np.ndarray,
-    alone: list[DecodedDie], alone_unsure: np.ndarray, cast: float | None, inks: Callable[[], list[Ink]],
+    alone: list[DecodedDie], alone_flags: dict[str, np.ndarray], cast: float | None, inks: Callable[[], list[Ink]],
     dice_set: DiceSet, settings: ReadSettings,
-) -> tuple[list[DecodedDie], np.ndarray]:
-    """The dice decoded with the colours the photo's inks decide together (joint_colour.py), and
-    which to flag: whatever the reading of each die alone flags, every die the photo reads
-    otherwise, and every die whose ink disputes the reader's colour (a change is never silent,
-    and surer colours never hide a die's other doubts). Under the usual light the inks, measured
-    on small faces, are less sure than the reader (on the tilted calibration set they moved
-    more right colours than wrong): there they move only the dice the reader is unsure of."""
+) -> tuple[list[DecodedDie], dict[str, np.ndarray], np.ndarray]:
+    """The dice decoded with the colours the photo's inks decide together (joint_colour.py), which
+    to flag, and the colour probabilities decided on: whatever the reading of each die alone flags,
+    every die the photo reads otherwise, and every die whose ink disputes the reader's colour (a
+    change is never silent, and surer colours never hide a die's other doubts). Under the usual
+    light the inks, measured on small faces, are less sure than the reader (on the tilted
+    calibration set they moved more right colours than wrong): there they move only the dice
+    the reader is unsure of."""
     usual = _usual_light(cast)
     if usual and not settings.usual_light_joint:
-        return alone, alone_unsure
+        return alone, alone_flags, color_probs
     # under the training look's light the reader alone is right nearly always: there the inks
     # move only the dice it is unsure of (joint_colour.usual_light_colours)
     # under a light beyond the training look's one ink's dice are measured farther apart (UNUSUAL_HUE_SPREAD)
@@ -338,14 +317,15 @@ def _joint_decode(
     joint = (usual_light_colours(color_probs, inks()) if usual
              else joint_colours(color_probs, inks(), spread=spread, dark=cast is None))
     if usual and not joint.moved.any() and np.array_equal(joint.probs, color_probs):
-        return alone, alone_unsure
+        return alone, alone_flags, color_probs
     decoded = decode(value_probs, joint.probs, dice_set, settings.decoding)
     # the set's constraint is still judged against what the reader itself saw
-    unsure = _scene_flags(detections, faces, value_probs, color_probs, decoded, cast, settings) | alone_unsure
-    unsure |= np.array([a.uncertain for a in alone])
-    changed = np.array([d.face != a.face for d, a in zip(decoded, alone)])
-    disputed = joint.disputed if settings.flag_colour_disputes else np.zeros(len(decoded), dtype=bool)
-    return decoded, unsure | joint.moved | changed | disputed
+    flags = _merged(_decision_flags(detections, faces, value_probs, color_probs, decoded, cast, settings), alone_flags)
+    flags["decoder"] = flags["decoder"] | np.array([a.uncertain for a in alone], dtype=bool)
+    flags["colour_moved"] = joint.moved | np.array([d.face != a.face for d, a in zip(decoded, alone)], dtype=bool)
+    if "colour_disputes" not in settings.disabled_doubts:
+        flags["colour_disputes"] = np.asarray(joint.disputed, dtype=bool)
+    return decoded, flags, joint.probs
 
 
 def _usual_light(cast: float | None) -> bool:
@@ -419,7 +399,7 @@ def kept_boxes(
         light = kept_light
         read = read_boxes(work, detections, models, settings, light, cascade(light))
     lone = np.zeros(len(detections), dtype=bool)
-    if settings.flag_missed_tops and read.face is not None:
+    if "missed_tops" not in settings.disabled_doubts and read.face is not None:
         lone = _missed_tops(seen, upright, work, detections, every_box, keep, second, models, settings, light,
                             not embeddings)
     lone[faint_box] = True  # the mirror views doubt a faint face: flagged too
@@ -529,38 +509,43 @@ def _cubes(work: WorkImage, detections: list[Detection], faces: np.ndarray, read
                   lowered[kept], faint[kept])
 
 
-def _scene_flags(
+def _decision_flags(
     detections: list[Detection], faces: np.ndarray, value_probs: np.ndarray, color_probs: np.ndarray,
     decoded: list[DecodedDie], cast: float | None, settings: ReadSettings,
-) -> np.ndarray:
-    """Per box: should the player check it, beyond the decoder's own confidence? (see DETECTION_SURE)"""
-    unsure = np.array([d.score < DETECTION_SURE for d in detections]) | (faces < FACE_SURE)
+) -> dict[str, np.ndarray]:
+    """Per doubt raised where the dice are decided (doubts.DECISION_DOUBTS), the boxes it flags
+    beyond the decoder's own confidence (see DETECTION_SURE)."""
+    n = len(detections)
+    off = settings.disabled_doubts
+    flags = {"decoder": np.zeros(n, dtype=bool),
+             "weak_box": np.array([d.score < DETECTION_SURE for d in detections], dtype=bool) | (faces < FACE_SURE)}
     # a light beyond the training look: the reader's confidences are worth less (see UNUSUAL_CAST);
     # so under a light no white reference tells (dark bodies), which may be as far beyond it
-    unusual = settings.flag_unusual_light and cast is not None and cast > UNUSUAL_CAST
-    unknown = settings.flag_unknown_light and cast is None
-    sure_enough = UNUSUAL_LIGHT_SURE if unusual or unknown else 0.0
-    for d in decoded:
-        # what the reader saw on the face, before the set had its say
-        seen = Face(VALUE_CLASSES[int(value_probs[d.index].argmax())], COLOR_CLASSES[int(color_probs[d.index].argmax())])
-        unsure[d.index] |= d.confidence < sure_enough or (settings.flag_set_changes and d.face != seen)
-    return unsure
+    light = "unusual_light" if cast is not None and cast > UNUSUAL_CAST else "unknown_light" if cast is None else ""
+    if light and light not in off:
+        flags[light] = np.zeros(n, dtype=bool)
+        flags[light][[d.index for d in decoded]] = [d.confidence < UNUSUAL_LIGHT_SURE for d in decoded]
+    if "set_changes" not in off:
+        flags["set_changes"] = np.zeros(n, dtype=bool)
+        for d in decoded:
+            # what the reader saw on the face, before the set had its say
+            seen = Face(VALUE_CLASSES[int(value_probs[d.index].argmax())],
+                        COLOR_CLASSES[int(color_probs[d.index].argmax())])
+            flags["set_changes"][d.index] = d.face != seen
+    return flags
 
 
-def _doubts(
-    detections: list[Detection], faces: np.ndarray, decoded: list[DecodedDie], agree: np.ndarray | None,
-    second: np.ndarray, settings: ReadSettings,
-) -> np.ndarray:
-    """Per box: the reader's turns disagree, or the photo has a doubtful box and this one's face is
-    not quite sure (doubts.py)."""
-    unsure = np.zeros(len(detections), dtype=bool)
-    if settings.flag_turn_disagreement:
-        confidence = np.zeros(len(detections))
-        confidence[[d.index for d in decoded]] = [d.confidence for d in decoded]
-        unsure |= turn_doubts(agree, confidence)
-    if settings.flag_doubtful_photos:
-        unsure |= doubtful_photo(np.array([d.score < DETECTION_SURE for d in detections]), second, faces)
-    return unsure
+def _any(flags: dict[str, np.ndarray], n: int) -> np.ndarray:
+    out = np.zeros(n, dtype=bool)
+    for flagged in flags.values():
+        out |= flagged
+    return out
+
+
+def _merged(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Two sets of named flags over the same boxes, each name's flags joined."""
+    n = len(next(iter(a.values())))
+    return {name: a.get(name, np.zeros(n, dtype=bool)) | b.get(name, np.zeros(n, dtype=bool)) for name in {**a, **b}}
 
 
 def _doubted(unsure: np.ndarray, decoded: list[DecodedDie]) -> np.ndarray:
@@ -583,17 +568,16 @@ def read_work_image(
     return sorted(readings, key=lambda r: (round(r.box[1] / max(r.box[3] - r.box[1], 1)), r.box[0]))
 
 
-def _reading(work: WorkImage, det: Detection, d: DecodedDie, unsure: bool) -> DieReading:
-    """One decoded die; flagged when the decoder is unsure of its face, or `unsure` (see analyse)."""
-    return DieReading(
-        value=d.face.value,
-        color=d.face.color,
-        confidence=d.confidence,
-        box=work.to_full(det.box),
-        die=d.die,
-        uncertain=d.uncertain or unsure,
-        polygon=None,
-    )
+def _reading(work: WorkImage, det: Detection, d: DecodedDie, doubts: list[str], value_probs: np.ndarray,
+             color_probs: np.ndarray, dice_set: DiceSet) -> DieReading:
+    """One decoded die; flagged when the decoder is unsure of its face or any of `doubts` (the names
+    of those raised about it) holds, with what is doubted and the runner-up face then."""
+    uncertain = d.uncertain or bool(doubts)
+    if not uncertain:
+        return DieReading(d.face.value, d.face.color, d.confidence, work.to_full(det.box), d.die)
+    doubt = doubt_of(doubts, float(value_probs[value_index(d.face.value)]), float(color_probs[color_index(d.face.color)]))
+    return DieReading(d.face.value, d.face.color, d.confidence, work.to_full(det.box), d.die, uncertain=True,
+                      doubt=doubt, runner_up=runner_up(value_probs, color_probs, d.face, dice_set))
 
 
 def read_image(

@@ -44,6 +44,10 @@ class DieReading:
     die: str | None = None
     uncertain: bool = False
     polygon: Polygon | None = None
+    # for an uncertain die: what to ask ("value", "color", or "die": is it a die's top face at all)
+    # and the next likeliest face of the set (companion/vision/doubts.py)
+    doubt: str | None = None
+    runner_up: Face | None = None
 
     @property
     def face(self) -> Face:
@@ -57,6 +61,10 @@ class DieReading:
             "box": [round(float(c), 1) for c in self.box],
             "die": self.die,
             "uncertain": bool(self.uncertain),
+            "doubt": self.doubt,
+            "runner_up": None if self.runner_up is None else {
+                "value": WILD_TEXT if self.runner_up.value is None else self.runner_up.value,
+                "color": self.runner_up.color.value},
         }
 
 

@@ -38,9 +38,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from companion.vision.decoder import DecodeSettings
 
@@ -99,9 +98,6 @@ class ReadSettings:
     joint_colour: bool = True
     # with joint_colour, under the usual light too, for the dice the reader is unsure of (joint_colour.usual_light_colours)
     usual_light_joint: bool = True
-    # with joint_colour, also flag a die whose ink, among the photo's others, says the other colour of
-    # its pair while the reader is too sure to be moved
-    flag_colour_disputes: bool = True
     # on a photo whose dice have dark bodies (no white reference: inks.light_reference), a box the detector
     # is sure of (pipeline.DETECTION_SURE) is read as a die from this face probability (None: the
     # calibration's face_threshold, 0.5, everywhere); such a box is flagged (pipeline.FACE_SURE). The face
@@ -118,39 +114,10 @@ class ReadSettings:
     faint_face_threshold: float | None = 0.7
     # drop a box the cube model calls a second one on a cube (cubes.py; False: flag it instead)
     one_per_cube: bool = True
-    flag_set_changes: bool = True  # flag a die the set's constraint read otherwise than the reader saw it
-    flag_second_boxes: bool = True  # flag a box that may be a second one on a cube (when not dropped)
-    flag_unusual_light: bool = True  # under a light more coloured than the training look's, ask for more
-    flag_unknown_light: bool = True  # ... and as much where no white reference tells the light (dark bodies)
-    flag_turn_disagreement: bool = True  # flag a die whose reader turns disagree, unless it is sure (doubts.py)
-    flag_doubtful_photos: bool = True  # in a photo with a doubtful box, flag the boxes not quite a face (doubts.py)
-    # under the usual light, where the reader's colour decides a sure die, flag a die whose colour the photo's
-    # inks, weighed together, would move or dispute (doubts.ink_doubts; never moves a colour)
-    flag_ink_doubts: bool = True
-    # flag a die whose reader colour is far less sure than the photo's other dice' (doubts.colour_margin_doubts)
-    flag_colour_margin: bool = True
-    # flag a die whose reader value is far less sure than the photo's other dice' (doubts.value_margin_doubts)
-    flag_value_margin: bool = True
-    # in a strongly tilted view, flag a die whose box the face head is far less sure of than of the photo's
-    # other dice: a side face read alone (doubts.face_margin_doubts)
-    flag_face_margin: bool = True
-    # flag a box far larger than the photo's other boxes: no die's top face (doubts.oversized_boxes)
-    flag_oversized_boxes: bool = True
-    # flag a box whose surrounding ground is far more like its face's body than around the photo's
-    # other boxes: a flat print, no cube (doubts.flat_prints)
-    flag_flat_prints: bool = True
-    # flag a small box cut by the photo's edge: part of a die, maybe a side face whose top face is
-    # outside the frame (doubts.cut_boxes)
-    flag_cut_boxes: bool = True
-    # on dark bodies, flag a die read red or orange from an ink far fainter than the photo's other
-    # reds' and oranges': maybe a blue or green ink a warm light turned warm (doubts.faint_warm_inks)
-    flag_faint_warm_inks: bool = True
-    # flag a small face whose value the reader reads not far ahead of the next (doubts.small_faces)
-    flag_small_faces: bool = True
-    # flag a box beyond which, away from the camera, the reader sees a top face the detector
-    # missed: the box is that cube's side face (top_faces.py)
-    flag_missed_tops: bool = True
-    # ... a peak there whose face probability lies outside the first band upright, or the second after
+    # the doubts that flag no die (companion/vision/doubts.py: SWITCHABLE names them), for comparing
+    # what each adds; every doubt is on in the shipped pipeline
+    disabled_doubts: frozenset[str] = frozenset()
+    # a peak beyond a kept box (the doubt "missed_tops": top_faces.py) whose face probability lies outside the first band upright, or the second after
     # two turns of the reader's vote, is read no further: only the face head is asked of it (empty:
     # every peak at every turn the vote gives a box). On the choosing sets' 893 peaks these decide
     # every peak as every turn does, with 52% of the reads; read at every turn, the surest of the peaks
@@ -158,9 +125,6 @@ class ReadSettings:
     # upright 0.05 would stop one at 0.04 that ends up at 0.46; from two turns on, the face probability
     # moves less: 1.7 in log-odds at most, against 3.5 from upright)
     missed_top_bands: tuple[tuple[float, float], ...] = ((0.02, 0.98), (0.1, 0.9))
-    # in a photo with at least 0.3 of its dice flagged, flag the dice the decoder is under 0.985 sure of;
-    # with at least 0.85 of them flagged, every die (doubts.doubted_photo)
-    flag_doubted_photos: bool = True
     decoding: DecodeSettings = field(default_factory=DecodeSettings)
 
     def __post_init__(self) -> None:
@@ -184,14 +148,24 @@ class ReadSettings:
             raise ValueError(f"faint_heat is a heatmap level (0..1), not {self.faint_heat}.")
         if not self.providers:
             raise ValueError("At least one onnxruntime execution provider is needed.")
+        unknown = sorted(set(self.disabled_doubts) - _switchable()) if self.disabled_doubts else []
+        if unknown:
+            raise ValueError(f"No doubt is named {', '.join(unknown)} (the doubts: {', '.join(sorted(_switchable()))}).")
+
+    def without_doubts(self, *names: str) -> ReadSettings:
+        """These settings with the doubts `names` off too."""
+        return replace(self, disabled_doubts=self.disabled_doubts | frozenset(names))
+
+    def with_doubts(self, *names: str) -> ReadSettings:
+        """These settings with the doubts `names` on again."""
+        return replace(self, disabled_doubts=self.disabled_doubts - frozenset(names))
 
     def without_scene_flags(self) -> ReadSettings:
-        """These settings with every `flag_*` switch off, for comparing what those flags add.
+        """These settings with every doubt that may be off, off, for comparing what the doubts add.
         A die is then still flagged for the decoder's confidence, a weak box or face
         (pipeline.DETECTION_SURE, FACE_SURE), a colour the joint decision moved, and a box
         kept beside a dropped second one."""
-        off: dict[str, Any] = {f.name: False for f in fields(self) if f.name.startswith("flag_")}
-        return replace(self, **off)
+        return replace(self, disabled_doubts=_switchable())
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ReadSettings:
@@ -245,6 +219,12 @@ class ReadSettings:
             return cls(**kw)  # type: ignore[arg-type]
         except ValueError as exc:
             raise ValueError(f"The COMPANION_* environment is not usable: {exc}") from None
+
+
+def _switchable() -> frozenset[str]:
+    from companion.vision.doubts import SWITCHABLE  # doubts.py imports what imports this module
+
+    return SWITCHABLE
 
 
 def _number(env: Mapping[str, str], name: str, kind: type[int] | type[float]) -> int | float:

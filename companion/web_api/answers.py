@@ -135,6 +135,11 @@ class Games(Answer):
     games: list[GameSummary] = Field(description="most recently played first")
 
 
+class RunnerUp(Answer):
+    value: FaceValue
+    color: Color
+
+
 class ReadDie(Answer):
     value: FaceValue
     color: Color
@@ -142,6 +147,9 @@ class ReadDie(Answer):
     confidence: float
     uncertain: bool
     die: str | None
+    doubt: Literal["value", "color", "die"] | None = Field(
+        default=None, description="null unless uncertain: what to ask (an uncertain die without it: ask the value)")
+    runner_up: RunnerUp | None = Field(default=None, description="null unless uncertain: the next likeliest face")
     box: list[float] = Field(description="x0, y0, x1, y1 in upright image pixels")
     polygon: list[list[float]]
 
