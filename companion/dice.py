@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Iterable
+from typing import Any, Iterable
 
 WILD_TEXT = "W"
 
@@ -224,7 +224,7 @@ class DiceSet:
             raise DiceError(f"these faces cannot all be showing at once on the set's dice: {tokens}")
 
     @classmethod
-    def from_json(cls, data: dict) -> "DiceSet":
+    def from_json(cls, data: dict[str, Any]) -> "DiceSet":
         dice = tuple(
             Die(d["id"], d["kind"], tuple(parse_face(t) for t in d["faces"])) for d in data["dice"]
         )

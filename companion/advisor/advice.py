@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -38,7 +38,7 @@ class KeepOption:
     # is exact in every case (it hedges between colours).
     expected_score_upper: float | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         out = {"keep": list(self.keep), "p_complete": self.p_complete, "expected_score": self.expected_score}
         if self.expected_score_upper is not None:
             out["expected_score_upper"] = self.expected_score_upper
@@ -53,7 +53,7 @@ class Advice:
     best_score: KeepOption  # maximises the expected score (then the chance)
     keep_all: KeepOption  # stop here with the dice as they are
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"best": self.best.to_json(), "best_score": self.best_score.to_json(), "keep_all": self.keep_all.to_json()}
 
 

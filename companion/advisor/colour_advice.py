@@ -135,7 +135,7 @@ def _one_reading(
 def _lex_best(primary: np.ndarray, secondary: np.ndarray) -> np.ndarray:
     """Per row, the column with the best primary, then the best secondary."""
     top = primary >= primary.max(axis=1, keepdims=True) - TIE
-    return np.argmax(np.where(top, secondary, -np.inf), axis=1)
+    return np.asarray(np.argmax(np.where(top, secondary, -np.inf), axis=1))
 
 
 def _single_colour_figures(
@@ -166,7 +166,7 @@ def _class_figure(
             if classes.die_class[d] == k:
                 onehot[t, COLORS.index(token.face.color)] = 1
         index.append(group.codes(bits @ onehot))
-    return tables.completion[tuple(index)]
+    return np.asarray(tables.completion[tuple(index)])
 
 
 def exact_two_rolls(

@@ -42,7 +42,7 @@ def group_size() -> int:
     return phase_of(COLOR_PHASE).groups[0].size
 
 
-def _face_key(face: Face) -> tuple:
+def _face_key(face: Face) -> tuple[int, bool, str]:
     return (face.value or 0, face.value is None, face.color.value)
 
 

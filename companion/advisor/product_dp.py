@@ -35,7 +35,7 @@ class Group:
     size: int
     probs: tuple[float, ...]
     counts: tuple[tuple[int, ...], ...] = field(init=False, repr=False)
-    index: dict = field(init=False, repr=False, compare=False)
+    index: dict[tuple[int, ...], int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         k = len(self.probs)
@@ -166,7 +166,7 @@ def _best_below_single(p: np.ndarray, s: np.ndarray, group: Group) -> None:
 
 def restrict_full(table: np.ndarray, groups: tuple[Group, ...]) -> np.ndarray:
     """The entries of a partial-state table at full states (every axis full)."""
-    return table[np.ix_(*(g.full() for g in groups))]
+    return np.asarray(table[np.ix_(*(g.full() for g in groups))])
 
 
 def expand_all(full_values: np.ndarray, groups: tuple[Group, ...]) -> np.ndarray:

@@ -7,6 +7,8 @@ scored once by the rules evaluator, the single source of truth, and the DP does 
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -25,7 +27,7 @@ class ValueGroups:
 
     groups: tuple[Group, ...]
     values: tuple[tuple[int | None, ...], ...]
-    die_group: dict  # die id -> group number
+    die_group: dict[str, int]  # die id -> group number
 
     def locate(self, value: int | None, group: int) -> int:
         return self.values[group].index(value)
@@ -33,7 +35,7 @@ class ValueGroups:
 
 def value_groups(dice_set: DiceSet) -> ValueGroups:
     """Group the dice by their multiset of face values (colours ignored)."""
-    layouts: dict[tuple, list[str]] = {}
+    layouts: dict[tuple[Any, ...], list[str]] = {}
     for die in dice_set.dice:
         key = tuple(sorted((f.value is None, f.value or 0) for f in die.faces))
         layouts.setdefault(key, []).append(die.id)

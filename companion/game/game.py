@@ -145,7 +145,7 @@ class Game:
 
     # --- JSON ---------------------------------------------------------------------------------
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The game as a replay log (plus its house rules): `Game.from_json` rebuilds it."""
         return {
             "players": list(self._players),

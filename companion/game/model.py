@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import enum
 from dataclasses import dataclass
 
@@ -71,7 +73,7 @@ class Attempt:
     def score(self) -> int | None:
         return self.evaluation.score if self.made else None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "player": self.player,
             "phase": self.phase,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass
 
 from companion.game.table import Seat
@@ -31,7 +33,7 @@ class PlayerScore:
             total=seat.total,
         )
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "phase": self.phase,
@@ -57,7 +59,7 @@ class Scorepad:
                 return line
         raise KeyError(name)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "players": [p.to_json() for p in self.players],
             "over": self.over,

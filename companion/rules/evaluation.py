@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass
 
 
@@ -35,7 +37,7 @@ class Evaluation:
     score: int | None
     groups: tuple[Group, ...] = ()
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "phase": self.phase,
             "complete": self.complete,

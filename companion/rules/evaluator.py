@@ -8,7 +8,7 @@ group's missing numbers are filled by the lowest-indexed wilds still free.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 from companion.dice import MAX_DICE, Face
 from companion.rules.evaluation import Evaluation, Group, HouseRules
@@ -74,7 +74,7 @@ def _color_group(faces: Sequence[Face], plan: Plan) -> Group:
     return Group("color", tuple(chosen), tuple(faces[i].value for i in chosen))
 
 
-def _demands(requirements: Sequence[Requirement], targets: tuple) -> list[list[int]]:
+def _demands(requirements: Sequence[Requirement], targets: tuple[Any, ...]) -> list[list[int]]:
     """The numbers each group asks for, one entry per die."""
     out = []
     for req, target in zip(requirements, targets):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
+from typing import Any, Sequence
 
 from companion.dice import COLORS, Face
 from companion.rules.phases import phase as phase_of
@@ -36,10 +36,10 @@ _COLOR_CODE = {color: 16 * i for i, color in enumerate(COLORS)}
 class Plan:
     score: int
     wilds: int  # wild dice the groups use
-    targets: tuple  # per group: set -> number, run -> lowest number, color -> Color
+    targets: tuple[Any, ...]  # per group: set -> number, run -> lowest number, color -> Color
 
 
-def search(phase_no: int, key: tuple, strict: bool) -> Plan | None:
+def search(phase_no: int, key: tuple[Any, ...], strict: bool) -> Plan | None:
     """The best plan, or None when the phase cannot be made. `strict`: a natural in every group."""
     groups = phase_of(phase_no).groups
     kinds = tuple(g.kind for g in groups)

@@ -13,7 +13,7 @@ from companion.vision.reading import Reading
 _INK = {"red": (220, 30, 40), "orange": (245, 130, 20), "green": (20, 160, 60), "blue": (30, 80, 220)}
 
 
-def _font(size: int):
+def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     try:
         return ImageFont.load_default(size=size)
     except TypeError:  # Pillow < 10.1 has one fixed-size default font
@@ -41,7 +41,8 @@ def draw_reading(image: Image.Image, reading: Reading) -> Image.Image:
     return out
 
 
-def _label_origin(draw, label, font, corner, size, line) -> tuple[float, float]:
+def _label_origin(draw: ImageDraw.ImageDraw, label: str, font: ImageFont.FreeTypeFont | ImageFont.ImageFont,
+                  corner: tuple[float, float], size: tuple[int, int], line: int) -> tuple[float, float]:
     """Above the box's top-left corner, moved left or down as needed to stay inside the photo."""
     left, top, right, bottom = draw.textbbox((0, 0), label, font=font)
     x = min(corner[0], size[0] - 1 - right)  # the background rectangle includes its far edge

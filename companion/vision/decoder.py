@@ -21,7 +21,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from companion.dice import COLORS, DiceSet, Face, standard_set
+from companion.dice import COLORS, Color, DiceSet, Face, standard_set
 
 # The reader's value classes, in output order: 1..10, then W (None).
 VALUE_CLASSES: tuple[int | None, ...] = tuple(range(1, 11)) + (None,)
@@ -33,7 +33,7 @@ def value_index(value: int | None) -> int:
     return VALUE_CLASSES.index(value)
 
 
-def color_index(color) -> int:
+def color_index(color: Color) -> int:
     return COLOR_CLASSES.index(color)
 
 
@@ -109,7 +109,7 @@ def _neighbours(n_dice: int) -> tuple[np.ndarray, np.ndarray]:
     return without, with_
 
 
-def _forward(weights: np.ndarray, n_dice: int, combine) -> np.ndarray:
+def _forward(weights: np.ndarray, n_dice: int, combine: np.ufunc) -> np.ndarray:
     """fwd[i, mask]: combined weight of assigning detections 0..i-1 to exactly the dice in mask.
 
     Linear space is safe: each row of weights is scaled to a maximum of 1 and floored at 1e-12,

@@ -20,6 +20,7 @@ import io
 import os
 import warnings
 from collections.abc import Callable
+from typing import Any
 from dataclasses import dataclass
 
 import cv2
@@ -86,7 +87,7 @@ class Detail:
         assert self._array is not None
         return self._array
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Any) -> Any:
         return self.array()[index]
 
 

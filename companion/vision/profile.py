@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Sequence
 import zipfile
 from dataclasses import dataclass, field, fields
 
@@ -204,8 +205,9 @@ class Profile:
     def dim(self) -> int:
         return int(self.embeddings.shape[1])
 
-    def add(self, photo: str, embeddings: np.ndarray, values, colors, base_value: np.ndarray,
-            base_color: np.ndarray, base_face: np.ndarray | None = None, checked=None) -> "Profile":
+    def add(self, photo: str, embeddings: np.ndarray, values: Sequence[int] | np.ndarray,
+            colors: Sequence[int] | np.ndarray, base_value: np.ndarray, base_color: np.ndarray,
+            base_face: np.ndarray | None = None, checked: Sequence[bool] | np.ndarray | None = None) -> "Profile":
         """This profile with one photo's confirmed dice added (replacing that photo's, if any).
         `base_face` None: a reader without a face head (every box a face). `checked` None:
         every die was checked by a player (a label file)."""
@@ -497,7 +499,7 @@ class _Model:
     value_weight: float
 
     @classmethod
-    def of(cls, rows: _Rows, teach: np.ndarray, value_bias=None, weight: float = VALUE_WEIGHT) -> "_Model":
+    def of(cls, rows: _Rows, teach: np.ndarray, value_bias: np.ndarray | None = None, weight: float = VALUE_WEIGHT) -> "_Model":
         inks = Inks.of(rows.base_color[teach], rows.colors[teach]) if teach.any() else None
         return cls(rows.embeddings[teach], rows.values[teach], value_bias, inks, weight)
 
