@@ -9,8 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the vision package is imported at start, never at import
     from companion.vision.dice_reader import DiceReader
@@ -31,18 +30,16 @@ class Runtime:
     reader_problem: str = ""
 
     @classmethod
-    def start(cls, environ: Mapping[str, str] | None = None, *, models_dir: Path | None = None) -> Runtime:
-        """Settings from `environ` (None: this process's environment) then the flags given, and the
-        reader they name. Raises SettingsError for a setting that is not understood; models that
-        cannot be loaded leave the reader None."""
+    def start(cls, environ: Mapping[str, str] | None = None, **flags: Any) -> Runtime:
+        """Settings from `environ` (None: this process's environment) then the `flags` given (ReadSettings
+        fields: cli.common.reader_flags), and the reader they name. Raises SettingsError for a setting
+        that is not understood; models that cannot be loaded leave the reader None."""
         from companion.vision.settings import ReadSettings
 
         try:
-            settings = ReadSettings.from_env(os.environ if environ is None else environ)
+            settings = replace(ReadSettings.from_env(os.environ if environ is None else environ), **flags)
         except ValueError as exc:
             raise SettingsError(str(exc)) from None
-        if models_dir is not None:
-            settings = replace(settings, models_dir=models_dir)
         return cls.with_settings(settings)
 
     @classmethod

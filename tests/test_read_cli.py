@@ -241,3 +241,28 @@ def test_webp_and_png_are_read(tmp_path, capsys):
     _, readings, _, _ = run_read(capsys, SAMPLES / row["image"], tmp_path / "photo.png", tmp_path / "photo.webp", "--json")
     assert faces(readings[1]["dice"]) == faces(readings[2]["dice"])
     assert len(readings[1]["dice"]) == len(readings[0]["dice"])
+
+
+@pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
+def test_reader_turns_flag_reads_as_its_variable_and_beats_it(capsys, monkeypatch):
+    photo = ROOT / "sample_images" / "s12_far_phone.jpg"
+    _, shipped, _, _ = run_read(capsys, photo, "--json")
+    status, one_turn, _, _ = run_read(capsys, photo, "--json", "--reader-turns", "1")
+    assert status == 0
+    monkeypatch.setenv("COMPANION_READER_TURNS", "1")
+    _, by_variable, _, _ = run_read(capsys, photo, "--json")
+    _, flag_beats, _, _ = run_read(capsys, photo, "--json", "--reader-turns", "4")
+    shipped, one_turn, by_variable, flag_beats = ({**rows[0], "ms": 0}
+                                                  for rows in (shipped, one_turn, by_variable, flag_beats))
+    assert one_turn == by_variable and flag_beats == shipped
+    assert one_turn != shipped  # one turn reads this far photo otherwise than four
+    with pytest.raises(SystemExit):
+        main(["read", str(photo), "--reader-turns", "5"])
+
+
+def test_a_variable_not_understood_stops_serve_and_read_with_its_name(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("COMPANION_READER_TURNS", "four")
+    assert main(["serve", "--db", str(tmp_path / "db.sqlite3"), "--port", "0"]) == 1
+    assert "COMPANION_READER_TURNS" in capsys.readouterr().err
+    assert main(["read", str(ROOT / "sample_images" / "s05_single.jpg")]) == 1
+    assert "COMPANION_READER_TURNS" in capsys.readouterr().err

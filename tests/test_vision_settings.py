@@ -104,3 +104,29 @@ def test_a_doubt_that_does_not_exist_cannot_be_switched_off():
 def test_the_usual_light_joint_colours_have_a_switch():
     assert ReadSettings.from_env({}).usual_light_joint
     assert not ReadSettings.from_env({"COMPANION_USUAL_LIGHT_JOINT": "0"}).usual_light_joint
+
+
+def test_the_guide_lists_every_variable_the_settings_read():
+    from companion.vision.settings import ENVIRONMENT, environment_table
+
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "vision.md").read_text()
+    start = guide.index("<!-- environment: companion.vision.settings.environment_table() -->\n")
+    block = guide[guide.index("\n", start) + 1:guide.index("\n<!-- /environment -->")]
+    assert block == environment_table(), "paste environment_table() into docs/vision.md"
+    fields = {f.name for f in dataclasses.fields(ReadSettings)}
+    assert all(v.field in fields for v in ENVIRONMENT)
+    assert len({v.name for v in ENVIRONMENT}) == len(ENVIRONMENT)
+
+
+def test_every_variable_sets_its_field():
+    from companion.vision.settings import ENVIRONMENT
+
+    values = {"COMPANION_MODELS": "/opt/m", "COMPANION_DISABLED_DOUBTS": "cut_boxes, small_faces",
+              "COMPANION_MIRROR_BAND": "0.2,0.8", "COMPANION_MISSED_TOP_BANDS": "0.1,0.9",
+              "COMPANION_DARK_FACE": "none", "COMPANION_FAINT_FACE": "0.8"}
+    switches = {v.name for v in ENVIRONMENT if v.example == "0"}
+    shipped = ReadSettings()
+    for var in ENVIRONMENT:
+        text = values.get(var.name, "0" if var.name in switches else "1")
+        got = getattr(ReadSettings.from_env({var.name: text}), var.field)
+        assert got != getattr(shipped, var.field), var.name

@@ -1,4 +1,5 @@
-"""What every subcommand shares: the usage exit status, the one-line error, the house-rule flag."""
+"""What every subcommand shares: the usage exit status, the one-line error, the house-rule flag,
+the dice reader's flags."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import argparse
 import os
 import stat
 import sys
+from pathlib import Path
+from typing import Any
 
 from companion.rules import HouseRules
 
@@ -45,3 +48,20 @@ def add_house_rule_flags(parser: argparse.ArgumentParser) -> None:
 
 def house_rules(args: argparse.Namespace) -> HouseRules:
     return HouseRules(natural_in_every_group=args.natural_in_every_group)
+
+
+def add_reader_flags(parser: argparse.ArgumentParser) -> None:
+    """The run-time choices of the dice reader a user may make (the rest: COMPANION_* variables,
+    docs/vision.md); each beats its variable."""
+    parser.add_argument("--models", metavar="DIR", type=Path, default=None,
+                        help="the folder of the dice reader's models: detector.onnx, reader.onnx, calibration.json "
+                        "(default: $COMPANION_MODELS, else the models the package ships)")
+    parser.add_argument("--reader-turns", metavar="N", type=int, choices=range(1, 5), default=None,
+                        help="quarter turns of each die the reader votes over, 1..4: fewer is faster and less "
+                        "sure (default: $COMPANION_READER_TURNS, else 4)")
+
+
+def reader_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The ReadSettings fields the reader's flags set (those given)."""
+    given = {"models_dir": args.models, "reader_turns": args.reader_turns}
+    return {name: value for name, value in given.items() if value is not None}

@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from companion.cli.common import add_reader_flags, reader_flags
+
 EXIT_BAD_IMAGE = 2
 EXIT_NO_MODELS = 1
 
@@ -41,9 +43,7 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per photo per line")
     p.add_argument("--annotate", metavar="OUT",
                    help="write a copy of the photo with boxes and readings (a folder when several photos)")
-    p.add_argument("--models", metavar="DIR", type=Path, default=None,
-                   help="the folder of detector.onnx, reader.onnx and calibration.json "
-                   "(default: $COMPANION_MODELS, else the models the package ships)")
+    add_reader_flags(p)
     p.add_argument("--profile", metavar="PROFILE",
                    help="read with what this dice set's profile learnt (made by `companion learn`)")
     p.set_defaults(func=run)
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     from companion.vision.profile import ProfileError
 
     try:
-        runtime = Runtime.start(models_dir=args.models)
+        runtime = Runtime.start(**reader_flags(args))
     except SettingsError as exc:
         print(f"companion read: {exc}", file=sys.stderr)
         return EXIT_NO_MODELS

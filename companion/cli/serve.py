@@ -9,6 +9,7 @@ import socket
 import sys
 from pathlib import Path
 
+from companion.cli.common import add_reader_flags, reader_flags
 from companion.store import default_db_path
 from companion.web_api.settings import MAX_STREAMS
 
@@ -28,9 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--db", type=Path, default=None,
                         help=f"SQLite database (default {default_db_path()})")
     parser.add_argument("--lan", action="store_true", help="serve on the local network with a join code and QR code")
-    parser.add_argument("--models", metavar="DIR", type=Path, default=None,
-                        help="the folder of the dice reader's models (default: $COMPANION_MODELS, "
-                        "else the models the package ships)")
+    add_reader_flags(parser)
     parser.add_argument("--threads", type=int, default=16,
                         help="worker threads for requests (default 16); live updates have their own")
     parser.add_argument("--max-streams", type=int, default=MAX_STREAMS,
@@ -45,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
 
     limit_malloc_arenas()
     try:
-        runtime = Runtime.start(models_dir=args.models)  # the models load now, not on the first photo
+        runtime = Runtime.start(**reader_flags(args))  # the models load now, not on the first photo
     except SettingsError as exc:
         print(f"companion serve: {exc}", file=sys.stderr)
         return 1

@@ -3,33 +3,10 @@
     from companion.vision import ReadSettings, read_image
     reading = read_image("photo.jpg", settings=ReadSettings(reader_turns=1))
 
-The defaults are the shipped pipeline. The CLI and the server make theirs once with
-`ReadSettings.from_env()`, from these environment variables (for experiments and deployments):
-
-    COMPANION_MODELS          the models folder (default: the package's models/)
-    COMPANION_READER_TURNS    quarter turns of each crop the reader votes over, 1..4 (4)
-    COMPANION_READER_SURE     a crop this sure after the first two turns skips the others (0.99; 1: never)
-    COMPANION_READER_SURE_ONE a crop this sure after the first turn skips the second (0.999; 1: never)
-    COMPANION_READER_CASCADE  a crop the reader's first part reads this sure upright is read by it alone (0.999; 1: never)
-    COMPANION_DETECTOR_VIEWS  mirror views of the detector's heatmap, 1..4 (default: the calibration's)
-    COMPANION_MIRROR_BAND     "low,high": the mirror views only around the upright view's peaks of
-                              heat in [low, high] (0.1,0.9; "all": the whole image)
-    COMPANION_ZOOM            0 turns off the second search of small dice in a sharper copy
-    COMPANION_ZOOMED_VIEWS    mirror views of that second search in a sharper copy, 1..4 (2; 0: as the first)
-    COMPANION_FAINT_HEAT      heat that marks ground for the second search (0.05; 0: the whole photo)
-    COMPANION_BALANCE_LIGHT   0 reads the crops as they are under a light beyond the training's (on by default)
-    COMPANION_JOINT_COLOUR    0 judges each die's ink colour alone (on by default: a photo's dice together)
-    COMPANION_USUAL_LIGHT_JOINT 0 leaves every colour to the reader under the usual light (on by default:
-                              the photo's inks decide the dice the reader is unsure of)
-    COMPANION_LIGHT_COLOUR    0 reads the colour of crops corrected from an unusual light with the reader's
-                              colour head (on by default: models/light_colour.json's head)
-    COMPANION_DARK_FACE       the face probability a box needs on a photo of dark dice bodies (0.3; "none":
-                              the calibration's, as on every other photo)
-    COMPANION_ONE_PER_CUBE    0 flags, instead of dropping, a box the cube model calls a second one on a cube
-    COMPANION_MISSED_TOP_BANDS "low,high;low,high": a weak peak beyond a kept box whose face probability
-                              the reader's vote leaves outside the first band upright, or the second after
-                              two turns, is read no further (0.02,0.98;0.1,0.9; "all": every peak at every
-                              turn the vote gives it)
+The defaults are the shipped pipeline. The CLI and the server make theirs once at start
+(companion/runtime.py) with `ReadSettings.from_env()`, from the COMPANION_* variables of ENVIRONMENT
+(for deployments and comparisons), then the command line's flags. docs/vision.md's list of the
+variables is `environment_table()` (tests/test_vision_settings.py checks it).
 
 Nothing reads the environment at import.
 """
@@ -37,7 +14,7 @@ Nothing reads the environment at import.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -174,47 +151,7 @@ class ReadSettings:
         Raises ValueError, naming the variable, for a value that is not understood.
         """
         env = os.environ if environ is None else environ
-        kw: dict[str, object] = {}
-        if env.get("COMPANION_MODELS"):
-            kw["models_dir"] = Path(env["COMPANION_MODELS"])
-        if env.get("COMPANION_READER_TURNS"):
-            kw["reader_turns"] = _number(env, "COMPANION_READER_TURNS", int)
-        if env.get("COMPANION_READER_SURE"):
-            kw["reader_sure"] = _number(env, "COMPANION_READER_SURE", float)
-        if env.get("COMPANION_READER_SURE_ONE"):
-            kw["reader_sure_one"] = _number(env, "COMPANION_READER_SURE_ONE", float)
-        if env.get("COMPANION_READER_CASCADE"):
-            kw["reader_cascade"] = _number(env, "COMPANION_READER_CASCADE", float)
-        if env.get("COMPANION_DETECTOR_VIEWS"):
-            kw["detector_views"] = _number(env, "COMPANION_DETECTOR_VIEWS", int)
-        if env.get("COMPANION_MIRROR_BAND"):
-            kw["mirror_band"] = _band(env, "COMPANION_MIRROR_BAND")
-        if env.get("COMPANION_ZOOM"):
-            kw["zoom_small_faces"] = env["COMPANION_ZOOM"].strip() != "0"
-        if env.get("COMPANION_ZOOM_WORK"):
-            kw["zoom_within_work"] = env["COMPANION_ZOOM_WORK"].strip() != "0"
-        if env.get("COMPANION_ZOOMED_VIEWS"):
-            kw["zoomed_views"] = _number(env, "COMPANION_ZOOMED_VIEWS", int) or None
-        if env.get("COMPANION_BALANCE_LIGHT"):
-            kw["balance_light"] = env["COMPANION_BALANCE_LIGHT"].strip() != "0"
-        if env.get("COMPANION_JOINT_COLOUR"):
-            kw["joint_colour"] = env["COMPANION_JOINT_COLOUR"].strip() != "0"
-        if env.get("COMPANION_USUAL_LIGHT_JOINT"):
-            kw["usual_light_joint"] = env["COMPANION_USUAL_LIGHT_JOINT"].strip() != "0"
-        if env.get("COMPANION_LIGHT_COLOUR"):
-            kw["light_colour_head"] = env["COMPANION_LIGHT_COLOUR"].strip() != "0"
-        if env.get("COMPANION_ONE_PER_CUBE"):
-            kw["one_per_cube"] = env["COMPANION_ONE_PER_CUBE"].strip() != "0"
-        if env.get("COMPANION_MISSED_TOP_BANDS"):
-            kw["missed_top_bands"] = _bands(env, "COMPANION_MISSED_TOP_BANDS")
-        if env.get("COMPANION_DARK_FACE"):
-            text = env["COMPANION_DARK_FACE"].strip()
-            kw["dark_face_threshold"] = None if text.lower() == "none" else _number(env, "COMPANION_DARK_FACE", float)
-        if env.get("COMPANION_FAINT_FACE"):
-            text = env["COMPANION_FAINT_FACE"].strip()
-            kw["faint_face_threshold"] = None if text.lower() == "none" else _number(env, "COMPANION_FAINT_FACE", float)
-        if env.get("COMPANION_FAINT_HEAT"):
-            kw["faint_heat"] = _number(env, "COMPANION_FAINT_HEAT", float)
+        kw = {var.field: var.parse(var.name, env[var.name].strip()) for var in ENVIRONMENT if env.get(var.name)}
         try:
             return cls(**kw)  # type: ignore[arg-type]
         except ValueError as exc:
@@ -227,26 +164,49 @@ def _switchable() -> frozenset[str]:
     return SWITCHABLE
 
 
-def _number(env: Mapping[str, str], name: str, kind: type[int] | type[float]) -> int | float:
-    text = env[name].strip()
+def _int(name: str, text: str) -> int:
     try:
-        return kind(text)
+        return int(text)
     except ValueError:
-        what = "a whole number" if kind is int else "a number"
-        raise ValueError(f"{name} must be {what}, not {text!r}.") from None
+        raise ValueError(f"{name} must be a whole number, not {text!r}.") from None
 
 
-def _bands(env: Mapping[str, str], name: str) -> tuple[tuple[float, float], ...]:
+def _float(name: str, text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, not {text!r}.") from None
+
+
+def _switch(name: str, text: str) -> bool:
+    return text != "0"
+
+
+def _path(name: str, text: str) -> Path:
+    return Path(text)
+
+
+def _level_or_none(name: str, text: str) -> float | None:
+    return None if text.lower() == "none" else _float(name, text)
+
+
+def _views_or_none(name: str, text: str) -> int | None:
+    return _int(name, text) or None
+
+
+def _bands(name: str, text: str) -> tuple[tuple[float, float], ...]:
     """Bands "low,high;low,high;...", one per stage; "all": none."""
-    text = env[name].strip()
     if text.lower() == "all":
         return ()
     return tuple(_parse_band(part, name) for part in text.split(";"))
 
 
-def _band(env: Mapping[str, str], name: str) -> tuple[float, float] | None:
-    text = env[name].strip()
+def _band(name: str, text: str) -> tuple[float, float] | None:
     return None if text.lower() == "all" else _parse_band(text, name)
+
+
+def _names(name: str, text: str) -> frozenset[str]:
+    return frozenset(part.strip() for part in text.split(",") if part.strip())
 
 
 def _parse_band(text: str, name: str) -> tuple[float, float]:
@@ -256,3 +216,73 @@ def _parse_band(text: str, name: str) -> tuple[float, float]:
     except ValueError:
         raise ValueError(f"{name} must be two numbers, low,high (as 0.3,0.7), not {text!r}.") from None
     return (low, high)
+
+
+@dataclass(frozen=True, slots=True)
+class Variable:
+    """One COMPANION_* variable: the ReadSettings field it sets, how its text is read, what it does."""
+
+    name: str
+    field: str
+    parse: Callable[[str, str], object]
+    example: str  # the value the docs show (empty: any)
+    effect: str  # what that value does, and the default
+
+
+# Every variable ReadSettings.from_env reads, in the docs' order.
+ENVIRONMENT: tuple[Variable, ...] = (
+    Variable("COMPANION_MODELS", "models_dir", _path, "", "the models folder (default: the models the package ships)"),
+    Variable("COMPANION_DETECTOR_VIEWS", "detector_views", _int, "",
+             "mirror views of the detector's heatmap, 1..4 (default: the calibration's)"),
+    Variable("COMPANION_MIRROR_BAND", "mirror_band", _band, "all",
+             "takes the mirror views of the whole image (default `0.1,0.9`: around peaks of that heat)"),
+    Variable("COMPANION_ZOOM", "zoom_small_faces", _switch, "0", "turns the second search of small dice off"),
+    Variable("COMPANION_ZOOM_WORK", "zoom_within_work", _switch, "0",
+             "a photo with no sharper copy is not searched again in its own pixels"),
+    Variable("COMPANION_ZOOMED_VIEWS", "zoomed_views", _views_or_none, "N",
+             "the second search's mirror views in a sharper copy (2; 0: as many as the first)"),
+    Variable("COMPANION_FAINT_HEAT", "faint_heat", _float, "",
+             "heat that marks ground for the second search (0.05; 0: the whole photo)"),
+    Variable("COMPANION_READER_TURNS", "reader_turns", _int, "1",
+             "turns the reader's vote over quarter turns off (default 4)"),
+    Variable("COMPANION_READER_SURE", "reader_sure", _float, "1",
+             "gives every crop all four turns (default 0.99: only unsure crops)"),
+    Variable("COMPANION_READER_SURE_ONE", "reader_sure_one", _float, "1",
+             "gives every crop two turns at least (default 0.999: only crops unsure upright)"),
+    Variable("COMPANION_READER_CASCADE", "reader_cascade", _float, "1",
+             "reads every crop with both of the reader's parts (default 0.999: a crop the first reads surer, "
+             "by it alone)"),
+    Variable("COMPANION_BALANCE_LIGHT", "balance_light", _switch, "0",
+             "reads the crops as they are under a light beyond the training's (default: corrected)"),
+    Variable("COMPANION_JOINT_COLOUR", "joint_colour", _switch, "0",
+             "judges each die's ink colour alone (default: a photo's dice together, under an unusual light or "
+             "on dark bodies, and under the usual light for the dice the reader is unsure of)"),
+    Variable("COMPANION_USUAL_LIGHT_JOINT", "usual_light_joint", _switch, "0",
+             "under the usual light, leaves every die's colour to the reader (default: the photo's inks decide "
+             "the dice the reader is unsure of)"),
+    Variable("COMPANION_LIGHT_COLOUR", "light_colour_head", _switch, "0",
+             "reads every crop's colour with the reader's colour head (default: `models/light_colour.json`'s "
+             "head for the photo's light, where it has one: corrected crops)"),
+    Variable("COMPANION_DARK_FACE", "dark_face_threshold", _level_or_none, "",
+             "the face probability a sure box needs on a photo of dark dice bodies (default 0.3; `none`: the "
+             "calibration's, as on every other photo; `0` keeps every sure box)"),
+    Variable("COMPANION_FAINT_FACE", "faint_face_threshold", _level_or_none, "",
+             "the face probability a face only the upright view finds needs (default 0.7; `none`: such faces "
+             "are not read)"),
+    Variable("COMPANION_ONE_PER_CUBE", "one_per_cube", _switch, "0",
+             "flags, instead of dropping, a box the cube model calls a second one on a cube"),
+    Variable("COMPANION_MISSED_TOP_BANDS", "missed_top_bands", _bands, "all",
+             "reads every weak peak beyond a kept box at every turn the vote gives it (default "
+             "`0.02,0.98;0.1,0.9`: a peak whose face probability lies outside the first band upright, or the "
+             "second after two turns, is read no further)"),
+    Variable("COMPANION_DISABLED_DOUBTS", "disabled_doubts", _names, "a,b",
+             "switches the named doubts off, for comparisons (companion/vision/doubts.py: `SWITCHABLE`; "
+             "default: none)"),
+)
+
+
+def environment_table() -> str:
+    """ENVIRONMENT as the Markdown table docs/vision.md shows."""
+    rows = [f"| `{v.name}{'=' + v.example if v.example else ''}` | {v.effect} |" for v in ENVIRONMENT]
+    return "\n".join(["| variable | what it changes |", "|---|---|", *rows])
+
