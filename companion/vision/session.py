@@ -22,7 +22,7 @@ def open_session(path: Path, providers: Sequence[str] = CPU_PROVIDERS) -> Infere
     import onnxruntime as ort  # imported here: only reading photos needs it
 
     if not path.is_file():
-        raise ModelsMissing(f"model file {path} is missing (train it: see docs/vision.md)")
+        raise ModelsMissing(f"model file {path} is missing (train it: see models/README.md)")
     opts = ort.SessionOptions()
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     opts.inter_op_num_threads = 1
