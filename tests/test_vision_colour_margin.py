@@ -16,9 +16,12 @@ import numpy as np
 import pytest
 
 from companion.vision import ReadSettings, read_image
-from companion.vision.doubts import COLOUR_MARGIN_SHARE, colour_margin_doubts
+from companion.vision.doubts import colour_margin_doubts
 from companion.vision.models import load_models
 from photo_helpers import PHOTOS, die_on, gained_flags, needs_models
+from companion.vision.tuning import shipped_tuning
+
+LEVELS = shipped_tuning().doubts
 
 
 
@@ -55,8 +58,8 @@ def test_the_margin_is_judged_against_the_photos_other_dice():
         return [0.0, -margin, -30.0, -30.0]
 
     sure = [logits(12.0), logits(10.0), logits(14.0)]
-    weak = 0.9 * COLOUR_MARGIN_SHARE * 12.0
-    assert colour_margin_doubts(np.array(sure + [logits(weak)])).tolist() == [False, False, False, True]
+    weak = 0.9 * LEVELS.colour_margin_share * 12.0
+    assert colour_margin_doubts(np.array(sure + [logits(weak)]), LEVELS).tolist() == [False, False, False, True]
     # where every colour is that unsure (a look the training never had), none stands out
-    assert not colour_margin_doubts(np.array([logits(weak)] * 4)).any()
-    assert not colour_margin_doubts(np.array([logits(0.5)])).any()  # one die: nothing to compare
+    assert not colour_margin_doubts(np.array([logits(weak)] * 4), LEVELS).any()
+    assert not colour_margin_doubts(np.array([logits(0.5)]), LEVELS).any()  # one die: nothing to compare

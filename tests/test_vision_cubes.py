@@ -10,12 +10,15 @@ import pytest
 
 from companion.vision import ReadSettings, cubes, read_image
 from companion.vision.image_io import load_work_image
-from companion.vision.doubts import FACE_SHARE_BELOW, TILTED_VIEW, face_margin_doubts
+from companion.vision.doubts import face_margin_doubts
 from companion.vision.models import load_models, models_present
 from photo_helpers import PHOTOS, on_no_die
 from training.evaluate import IOU_MIN, box_iou, count_read_twice
 from training.synth.dataset import encode_jpeg, render_indexed
 from training.synth.scene import SceneOptions
+from companion.vision.tuning import shipped_tuning
+
+LEVELS = shipped_tuning().doubts
 
 needs_models = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
 # The boxes of the first search: where a photo with no sharper copy is searched again in its own
@@ -157,11 +160,11 @@ def test_a_side_face_the_face_head_doubts_far_more_than_the_photos_dice_is_flagg
 
 def test_only_a_face_far_less_sure_than_the_photos_others_in_a_tilted_view_is_flagged():
     sure = [0.9999, 0.99999, 0.9995]
-    assert face_margin_doubts(np.array(sure + [0.95]), TILTED_VIEW).tolist() == [False, False, False, True]
-    assert not face_margin_doubts(np.array(sure + [0.95]), TILTED_VIEW * 0.9).any()  # a view near vertical
-    assert not face_margin_doubts(np.array(sure + [FACE_SHARE_BELOW + 0.01]), TILTED_VIEW).any()  # sure enough
-    assert not face_margin_doubts(np.array([0.9, 0.92, 0.95, 0.9]), TILTED_VIEW).any()  # every face as unsure
-    assert not face_margin_doubts(np.array([0.6]), TILTED_VIEW).any()  # one die: nothing to compare
+    assert face_margin_doubts(np.array(sure + [0.95]), LEVELS.tilted_view, LEVELS).tolist() == [False, False, False, True]
+    assert not face_margin_doubts(np.array(sure + [0.95]), LEVELS.tilted_view * 0.9, LEVELS).any()  # a view near vertical
+    assert not face_margin_doubts(np.array(sure + [LEVELS.face_share_below + 0.01]), LEVELS.tilted_view, LEVELS).any()  # sure enough
+    assert not face_margin_doubts(np.array([0.9, 0.92, 0.95, 0.9]), LEVELS.tilted_view, LEVELS).any()  # every face as unsure
+    assert not face_margin_doubts(np.array([0.6]), LEVELS.tilted_view, LEVELS).any()  # one die: nothing to compare
 
 
 @needs_models

@@ -17,9 +17,12 @@ import numpy as np
 import pytest
 
 from companion.vision import ReadSettings, read_image
-from companion.vision.doubts import CUT_AREA, CUT_EDGE, cut_boxes
+from companion.vision.doubts import CUT_EDGE, cut_boxes
 from companion.vision.models import load_models
 from photo_helpers import PHOTOS, gained_flags, needs_models, on_no_die
+from companion.vision.tuning import shipped_tuning
+
+LEVELS = shipped_tuning().doubts
 
 CASES = [("dark_calib_8501_000243.jpg", "1b"), ("calib_000747.jpg", "8b")]
 
@@ -44,20 +47,20 @@ def test_only_a_small_box_at_the_frames_edge_is_flagged():
         return (x, y, x + side, y + side)
 
     dice = [box(100.0, 100.0, 40.0), box(300.0, 200.0, 40.0), box(500.0, 100.0, 40.0)]
-    small = 40.0 * np.sqrt(CUT_AREA) * 0.9  # under CUT_AREA of the others' area
-    assert not cut_boxes(dice, 640, 480).any()
-    assert cut_boxes(dice + [box(0.0, 300.0, small)], 640, 480).tolist() == [False, False, False, True]
-    assert cut_boxes(dice + [box(640.0 - small, 300.0, small)], 640, 480)[-1]  # the right edge
-    assert cut_boxes(dice + [box(300.0, 480.0 - small, small)], 640, 480)[-1]  # the bottom edge
-    assert cut_boxes(dice + [box(300.0, 0.0, small)], 640, 480)[-1]  # the top edge
-    assert not cut_boxes(dice + [box(300.0, 480.0 - small, small)], 480, 640).any()  # the bottom is farther
-    assert cut_boxes(dice + [box(CUT_EDGE, 300.0, small)], 640, 480)[-1]  # within CUT_EDGE of the edge
-    assert not cut_boxes(dice + [box(2 * CUT_EDGE, 300.0, small)], 640, 480).any()  # beyond it
-    assert not cut_boxes(dice + [box(20.0, 300.0, small)], 640, 480).any()  # small, but inside the frame
-    assert not cut_boxes(dice + [box(0.0, 300.0, 40.0)], 640, 480).any()  # at the edge, as large as the dice
-    assert cut_boxes([box(0.0, 0.0, 10.0)], 640, 480).tolist() == [True]  # the only box, at the edge
-    assert not cut_boxes([box(20.0, 20.0, 10.0)], 640, 480).any()  # the only box, inside the frame
-    assert cut_boxes([], 640, 480).shape == (0,)
+    small = 40.0 * np.sqrt(LEVELS.cut_area) * 0.9  # under LEVELS.cut_area of the others' area
+    assert not cut_boxes(dice, 640, 480, LEVELS).any()
+    assert cut_boxes(dice + [box(0.0, 300.0, small)], 640, 480, LEVELS).tolist() == [False, False, False, True]
+    assert cut_boxes(dice + [box(640.0 - small, 300.0, small)], 640, 480, LEVELS)[-1]  # the right edge
+    assert cut_boxes(dice + [box(300.0, 480.0 - small, small)], 640, 480, LEVELS)[-1]  # the bottom edge
+    assert cut_boxes(dice + [box(300.0, 0.0, small)], 640, 480, LEVELS)[-1]  # the top edge
+    assert not cut_boxes(dice + [box(300.0, 480.0 - small, small)], 480, 640, LEVELS).any()  # the bottom is farther
+    assert cut_boxes(dice + [box(CUT_EDGE, 300.0, small)], 640, 480, LEVELS)[-1]  # within CUT_EDGE of the edge
+    assert not cut_boxes(dice + [box(2 * CUT_EDGE, 300.0, small)], 640, 480, LEVELS).any()  # beyond it
+    assert not cut_boxes(dice + [box(20.0, 300.0, small)], 640, 480, LEVELS).any()  # small, but inside the frame
+    assert not cut_boxes(dice + [box(0.0, 300.0, 40.0)], 640, 480, LEVELS).any()  # at the edge, as large as the dice
+    assert cut_boxes([box(0.0, 0.0, 10.0)], 640, 480, LEVELS).tolist() == [True]  # the only box, at the edge
+    assert not cut_boxes([box(20.0, 20.0, 10.0)], 640, 480, LEVELS).any()  # the only box, inside the frame
+    assert cut_boxes([], 640, 480, LEVELS).shape == (0,)
 
 
 @needs_models

@@ -22,9 +22,12 @@ from companion.vision import ReadSettings, read_image
 from companion.vision.image_io import load_work_image
 from companion.vision.inks import dark_bodies, light_reference
 from companion.vision.models import load_models
-from companion.vision.pipeline import DETECTION_SURE, kept_boxes
+from companion.vision.pipeline import kept_boxes
 from photo_helpers import PHOTOS, die_on, labelled_dice, needs_models, on_no_die
 from training.evaluate import IOU_MIN, box_iou, count_read_twice
+from companion.vision.tuning import shipped_tuning
+
+TUNING = shipped_tuning()
 
 PHOTO = PHOTOS / "dark_calib_8501_000010.jpg"
 SIDE_PHOTO = PHOTOS / "dark_calib_8501_000147.jpg"
@@ -57,7 +60,7 @@ def test_on_dark_dice_a_box_the_detector_is_unsure_of_needs_the_calibrated_face_
     found = kept_boxes(load_work_image(SIDE_PHOTO), models, ReadSettings(), embeddings=False)
     assert found is not None
     weak = [i for i, (f, d) in enumerate(zip(found.faces, found.detections))
-            if 0.3 <= f < models.calibration.face_threshold and d.score < DETECTION_SURE]
+            if 0.3 <= f < models.calibration.face_threshold and d.score < TUNING.detection_sure]
     assert weak and not set(weak) & set(found.keep)
     reading = read_image(SIDE_PHOTO, models, ReadSettings())
     assert sorted(d.face.token for d in reading.dice) == ["10r", "8g"] and not on_no_die(reading, SIDE_PHOTO)
@@ -68,7 +71,7 @@ def test_a_photo_with_a_white_reference_keeps_the_calibrated_face_threshold():
     models = load_models()
     found = kept_boxes(load_work_image(LIGHT_PHOTO), models, ReadSettings(), embeddings=False)
     assert found is not None and found.cast is not None  # a white reference
-    assert any(0.3 <= f < models.calibration.face_threshold and d.score >= DETECTION_SURE
+    assert any(0.3 <= f < models.calibration.face_threshold and d.score >= TUNING.detection_sure
                for f, d in zip(found.faces, found.detections))
     shipped = read_image(LIGHT_PHOTO, models, ReadSettings()).dice
     calibrated = read_image(LIGHT_PHOTO, models, ReadSettings(dark_face_threshold=None)).dice
@@ -108,7 +111,7 @@ def test_a_side_face_read_only_from_the_lowered_face_threshold_is_dropped_beside
     models = load_models()
     found = kept_boxes(load_work_image(photo), models, ReadSettings(), embeddings=False)
     assert found is not None  # the side face passes the lowered threshold, not the calibration's
-    assert any(0.3 <= f < models.calibration.face_threshold and d.score >= DETECTION_SURE
+    assert any(0.3 <= f < models.calibration.face_threshold and d.score >= TUNING.detection_sure
                for f, d in zip(found.faces, found.detections))
     reading = read_image(photo, models, ReadSettings())
     assert _read_twice(reading, photo) == []

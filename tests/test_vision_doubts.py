@@ -9,11 +9,14 @@ import pytest
 
 from companion.vision import ReadSettings, read_image
 from companion.vision.decoder import DecodeSettings
-from companion.vision.doubts import DOUBTFUL_FACE_SURE, TURNS_SURE, doubtful_photo, turn_doubts
+from companion.vision.doubts import doubtful_photo, turn_doubts
 from companion.vision.models import load_models, models_present
 from training.evaluate import IOU_MIN, box_iou
 from training.synth.dataset import encode_jpeg, render_indexed
 from training.synth.scene import SceneOptions
+from companion.vision.tuning import shipped_tuning
+
+LEVELS = shipped_tuning().doubts
 
 needs_models = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
 # the decoder's confidence flag at 0.9 and doubts.py's flags off: what the confidence alone flags
@@ -75,15 +78,15 @@ def test_in_a_photo_with_a_doubtful_box_a_box_that_is_no_die_is_flagged():
 
 def test_turns_that_disagree_flag_a_die_unless_the_decoder_is_sure():
     agree = np.array([True, False, False])
-    confidence = np.array([0.5, TURNS_SURE - 0.01, TURNS_SURE])
-    assert turn_doubts(agree, confidence).tolist() == [False, True, False]
-    assert not turn_doubts(None, confidence).any()  # one turn read: nothing to compare
+    confidence = np.array([0.5, LEVELS.turns_sure - 0.01, LEVELS.turns_sure])
+    assert turn_doubts(agree, confidence, LEVELS).tolist() == [False, True, False]
+    assert not turn_doubts(None, confidence, LEVELS).any()  # one turn read: nothing to compare
 
 
 def test_only_a_photo_with_a_doubtful_box_asks_about_its_less_sure_faces():
-    faces = np.array([0.999, DOUBTFUL_FACE_SURE - 0.01, 0.6])
+    faces = np.array([0.999, LEVELS.doubtful_face_sure - 0.01, 0.6])
     none = np.zeros(3, dtype=bool)
-    assert not doubtful_photo(none, none, faces).any()
+    assert not doubtful_photo(none, none, faces, LEVELS).any()
     weak = np.array([False, False, True])
-    assert doubtful_photo(weak, none, faces).tolist() == [False, True, True]
-    assert doubtful_photo(none, weak, faces).tolist() == [False, True, True]
+    assert doubtful_photo(weak, none, faces, LEVELS).tolist() == [False, True, True]
+    assert doubtful_photo(none, weak, faces, LEVELS).tolist() == [False, True, True]

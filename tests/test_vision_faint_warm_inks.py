@@ -9,9 +9,12 @@ chroma 0.09 beside the photo's reds and oranges at 0.67-0.72."""
 
 from companion.dice import Color
 from companion.vision import ReadSettings
-from companion.vision.doubts import FAINT_WARM_SHARE, faint_warm_inks
+from companion.vision.doubts import faint_warm_inks
 from companion.vision.inks import Ink
 from photo_helpers import PHOTOS, gained_flags, needs_models, silent_then_flagged
+from companion.vision.tuning import shipped_tuning
+
+LEVELS = shipped_tuning().doubts
 
 PHOTO = PHOTOS / "warm_calib_000099.jpg"
 
@@ -29,10 +32,10 @@ def test_only_a_red_or_orange_far_fainter_than_the_photos_others_is_flagged():
 
     red, orange, blue = Color.RED, Color.ORANGE, Color.BLUE
     bright = [ink(0.7), ink(0.6), ink(0.65)]
-    faint = 0.65 * FAINT_WARM_SHARE * 0.9
-    assert faint_warm_inks([red, orange, red, orange], bright + [ink(faint)]).tolist() == [False, False, False, True]
-    assert not faint_warm_inks([red, orange, red, orange], bright + [ink(0.65 * FAINT_WARM_SHARE * 1.1)]).any()
-    assert not faint_warm_inks([red, orange, red, blue], bright + [ink(faint)]).any()  # a faint blue is a blue
-    assert not faint_warm_inks([None, None, None, red], bright + [ink(faint)]).any()  # no other red or orange read
-    assert faint_warm_inks([red, None, None, orange], bright + [ink(faint)]).tolist() == [False, False, False, True]
-    assert faint_warm_inks([], []).shape == (0,)
+    faint = 0.65 * LEVELS.faint_warm_share * 0.9
+    assert faint_warm_inks([red, orange, red, orange], bright + [ink(faint)], LEVELS).tolist() == [False, False, False, True]
+    assert not faint_warm_inks([red, orange, red, orange], bright + [ink(0.65 * LEVELS.faint_warm_share * 1.1)], LEVELS).any()
+    assert not faint_warm_inks([red, orange, red, blue], bright + [ink(faint)], LEVELS).any()  # a faint blue is a blue
+    assert not faint_warm_inks([None, None, None, red], bright + [ink(faint)], LEVELS).any()  # no other red or orange read
+    assert faint_warm_inks([red, None, None, orange], bright + [ink(faint)], LEVELS).tolist() == [False, False, False, True]
+    assert faint_warm_inks([], [], LEVELS).shape == (0,)

@@ -10,9 +10,12 @@ is read as a die, 4g at 1.00: a silent extra die with every other flag on."""
 import numpy as np
 
 from companion.vision import ReadSettings, read_image
-from companion.vision.doubts import FLAT_PRINT_LEAD, body_like_ground, flat_prints
+from companion.vision.doubts import body_like_ground, flat_prints
 from companion.vision.models import load_models
 from photo_helpers import PHOTOS, gained_flags, needs_models, on_no_die
+from companion.vision.tuning import shipped_tuning
+
+LEVELS = shipped_tuning().doubts
 
 PHOTO = PHOTOS / "far_calib_000051.jpg"
 
@@ -49,13 +52,13 @@ def _scene(card: bool) -> tuple[np.ndarray, list[tuple[float, float, float, floa
 
 def test_only_a_box_on_ground_of_its_own_body_colour_is_flagged():
     rgb, boxes = _scene(card=True)
-    shares = [body_like_ground(rgb, b) for b in boxes]
-    assert shares[2] - max(shares[:2]) > FLAT_PRINT_LEAD
-    assert flat_prints(rgb, boxes).tolist() == [False, False, True]
+    shares = [body_like_ground(rgb, b, LEVELS) for b in boxes]
+    assert shares[2] - max(shares[:2]) > LEVELS.flat_print_lead
+    assert flat_prints(rgb, boxes, LEVELS).tolist() == [False, False, True]
     rgb, boxes = _scene(card=False)
-    assert not flat_prints(rgb, boxes).any()
+    assert not flat_prints(rgb, boxes, LEVELS).any()
     # dice on a table of their own body colour: every box has such ground, none leads
     rgb[:] = (235, 230, 210)
-    assert not flat_prints(rgb, boxes).any()
-    assert not flat_prints(rgb, boxes[:1]).any()  # one box: nothing to compare
-    assert flat_prints(rgb, []).shape == (0,)
+    assert not flat_prints(rgb, boxes, LEVELS).any()
+    assert not flat_prints(rgb, boxes[:1], LEVELS).any()  # one box: nothing to compare
+    assert flat_prints(rgb, [], LEVELS).shape == (0,)

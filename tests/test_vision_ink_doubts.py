@@ -15,6 +15,9 @@ from companion.vision.doubts import ink_doubts
 from companion.vision.inks import Ink
 from companion.vision.models import load_models
 from photo_helpers import PHOTOS, die_on, needs_models
+from companion.vision.tuning import shipped_tuning
+
+LEVELS = shipped_tuning().doubts
 
 PHOTO = PHOTOS / "blender_calib_000023.jpg"
 # every flag but the inks' off, the decoder's confidence included: what is flagged is the inks' doing;
@@ -49,8 +52,8 @@ def test_inks_that_agree_with_the_reader_flag_nothing():
     # three reds and an orange whose inks sit at red's and orange's hues, each read as it is
     logits = np.log(np.array([[0.98, 0.02, 0, 0], [0.97, 0.03, 0, 0], [0.99, 0.01, 0, 0], [0.03, 0.97, 0, 0]]) + 1e-9)
     agree = [Ink(25.0, 0.3, True), Ink(26.0, 0.3, True), Ink(24.0, 0.3, True), Ink(48.0, 0.3, True)]
-    assert not ink_doubts(logits, agree, 1.0).any()
+    assert not ink_doubts(logits, agree, 1.0, LEVELS).any()
     # the fourth read red too: its ink, far from the other reds', says orange
     logits[3] = logits[0]
-    assert ink_doubts(logits, agree, 1.0).tolist() == [False, False, False, True]
-    assert ink_doubts(np.zeros((0, 4)), [], 1.0).tolist() == []
+    assert ink_doubts(logits, agree, 1.0, LEVELS).tolist() == [False, False, False, True]
+    assert ink_doubts(np.zeros((0, 4)), [], 1.0, LEVELS).tolist() == []

@@ -11,9 +11,12 @@ every other flag on."""
 import numpy as np
 
 from companion.vision import ReadSettings, read_image
-from companion.vision.doubts import OVERSIZED, oversized_boxes
+from companion.vision.doubts import oversized_boxes
 from companion.vision.models import load_models
 from photo_helpers import PHOTOS, gained_flags, needs_models, on_no_die
+from companion.vision.tuning import shipped_tuning
+
+LEVELS = shipped_tuning().doubts
 
 PHOTO = PHOTOS / "page_far_calib_000070.jpg"
 
@@ -36,8 +39,8 @@ def test_only_a_box_far_larger_than_the_photos_other_boxes_is_flagged():
         return (10.0, 10.0, 10.0 + side, 10.0 + 0.8 * side)
 
     dice = [box(20.0), box(24.0), box(40.0)]  # a strong tilt: the near face twice the far one
-    assert not oversized_boxes(dice).any()
-    assert oversized_boxes(dice + [box(20.0 * OVERSIZED * 1.1)]).tolist() == [False, False, False, True]
-    assert not oversized_boxes([box(200.0)]).any()  # one box: nothing to compare
-    assert oversized_boxes([]).shape == (0,)
-    assert np.array_equal(oversized_boxes([box(10.0), box(50.0)]), [False, True])
+    assert not oversized_boxes(dice, LEVELS).any()
+    assert oversized_boxes(dice + [box(20.0 * LEVELS.oversized * 1.1)], LEVELS).tolist() == [False, False, False, True]
+    assert not oversized_boxes([box(200.0)], LEVELS).any()  # one box: nothing to compare
+    assert oversized_boxes([], LEVELS).shape == (0,)
+    assert np.array_equal(oversized_boxes([box(10.0), box(50.0)], LEVELS), [False, True])

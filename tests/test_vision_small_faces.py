@@ -16,9 +16,12 @@ import numpy as np
 import pytest
 
 from companion.vision import ReadSettings, read_image
-from companion.vision.doubts import SMALL_FACE, SMALL_FACE_LEAD, small_faces
+from companion.vision.doubts import small_faces
 from companion.vision.models import load_models
 from photo_helpers import PHOTOS, die_on, needs_models
+from companion.vision.tuning import shipped_tuning
+
+LEVELS = shipped_tuning().doubts
 
 CASES = [("calib_000624.jpg", "8o", "Wo"), ("dark_calib_8551_000190.jpg", "1r", "7r")]
 
@@ -45,11 +48,11 @@ def test_only_a_small_face_with_a_narrow_lead_is_flagged():
         row[2], row[6] = 0.0, -lead
         return row
 
-    small, large = SMALL_FACE * 0.9, SMALL_FACE * 1.1
+    small, large = LEVELS.small_face * 0.9, LEVELS.small_face * 1.1
     boxes = [(10.0, 10.0, 10.0 + small, 10.0 + small), (100.0, 10.0, 100.0 + large, 10.0 + large),
              (200.0, 10.0, 200.0 + large, 10.0 + small), (300.0, 10.0, 300.0 + small, 10.0 + small)]
-    narrow, wide = SMALL_FACE_LEAD * 0.9, SMALL_FACE_LEAD * 1.1
-    flags = small_faces(boxes, np.stack([logits(narrow), logits(narrow), logits(narrow), logits(wide)]))
+    narrow, wide = LEVELS.small_face_lead * 0.9, LEVELS.small_face_lead * 1.1
+    flags = small_faces(boxes, np.stack([logits(narrow), logits(narrow), logits(narrow), logits(wide)]), LEVELS)
     # small and narrow; large; foreshortened (its shorter side counts) and narrow; small but wide
     assert flags.tolist() == [True, False, True, False]
-    assert small_faces([], np.zeros((0, 11))).shape == (0,)
+    assert small_faces([], np.zeros((0, 11)), LEVELS).shape == (0,)

@@ -1,5 +1,5 @@
 """A photo whose light no white reference tells (dark bodies) is trusted only as far as an
-unusual light (pipeline.UNUSUAL_LIGHT_SURE): real ONNX models through the real pipeline on a
+unusual light (the tuning's unusual_light_sure): real ONNX models through the real pipeline on a
 generated calibration photo kept in tests/photos with its label row, photo 96 of
 `training.synth --split calib --seed 8301 --light warm` (docs/synthetic_data.md, the choosing
 sets): black dice under a warm lamp, a red 5 read as 8 at 0.97, silent with every other flag on
@@ -13,8 +13,10 @@ from dataclasses import replace
 
 from companion.vision import ReadSettings, read_image
 from companion.vision.models import load_models
-from companion.vision.pipeline import UNUSUAL_LIGHT_SURE
 from photo_helpers import PHOTOS, die_on, needs_models
+from companion.vision.tuning import shipped_tuning
+
+TUNING = shipped_tuning()
 
 PHOTO = PHOTOS / "warm_calib_8301_000096.jpg"
 
@@ -25,7 +27,7 @@ def test_a_misread_under_a_light_no_white_body_tells_is_flagged():
     models = load_models()
     first = ReadSettings(zoom_within_work=False)
     die = die_on(read_image(PHOTO, models, first), PHOTO, "5r")
-    assert die.face.token == "8r" and 0.95 <= die.confidence < UNUSUAL_LIGHT_SURE
+    assert die.face.token == "8r" and 0.95 <= die.confidence < TUNING.unusual_light_sure
     assert die.uncertain
     alone = replace(first, disabled_doubts=frozenset({"unknown_light", "doubted_photos", "small_faces"}))
     without = die_on(read_image(PHOTO, models, alone), PHOTO, "5r")

@@ -11,8 +11,11 @@ silent with every other flag on."""
 import numpy as np
 
 from companion.vision import ReadSettings
-from companion.vision.doubts import VALUE_MARGIN_SHARE, value_margin_doubts
+from companion.vision.doubts import value_margin_doubts
 from photo_helpers import PHOTOS, gained_flags, needs_models, silent_then_flagged
+from companion.vision.tuning import shipped_tuning
+
+LEVELS = shipped_tuning().doubts
 
 PHOTO = PHOTOS / "warm_calib_8301_000082.jpg"
 
@@ -31,11 +34,11 @@ def test_only_a_lead_far_under_the_photos_others_is_flagged():
         return row
 
     # the others' median lead is 12: a lead just under a share of it is flagged, one just over not
-    for near, flagged in ((12.0 * VALUE_MARGIN_SHARE * 0.95, True), (12.0 * VALUE_MARGIN_SHARE * 1.05, False)):
+    for near, flagged in ((12.0 * LEVELS.value_margin_share * 0.95, True), (12.0 * LEVELS.value_margin_share * 1.05, False)):
         leads = [10.0, 12.0, 14.0, near]
-        assert value_margin_doubts(np.stack([logits(x) for x in leads])).tolist() == [False, False, False, flagged]
+        assert value_margin_doubts(np.stack([logits(x) for x in leads]), LEVELS).tolist() == [False, False, False, flagged]
     # every die as unsure: no die is far under the others
-    assert not value_margin_doubts(np.stack([logits(2.0) for _ in range(4)])).any()
-    assert not value_margin_doubts(np.stack([logits(0.5)])).any()  # one die: nothing to compare
-    assert value_margin_doubts(logits(0.5)).tolist() == [False]  # one die's logits as a single row
-    assert value_margin_doubts(np.zeros((0, 11))).shape == (0,)
+    assert not value_margin_doubts(np.stack([logits(2.0) for _ in range(4)]), LEVELS).any()
+    assert not value_margin_doubts(np.stack([logits(0.5)]), LEVELS).any()  # one die: nothing to compare
+    assert value_margin_doubts(logits(0.5), LEVELS).tolist() == [False]  # one die's logits as a single row
+    assert value_margin_doubts(np.zeros((0, 11)), LEVELS).shape == (0,)

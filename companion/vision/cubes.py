@@ -62,10 +62,7 @@ SIDE_SURE = 0.75
 # by under SURE_TIE, and whose readings can be two faces of one die (SAME_DIE), are told apart
 # by nothing: the detector's mirror views, averaged into its score, move it by about 0.1, so
 # either may be the cube's top face, and both are flagged (tied_boxes; half that noise, so that
-# only boxes truly level tie). On data/more/stress_tilt_calib2 photo 110 a side face read Wr at
-# 1.00 is 0.740 sure, its top face (cut by the frame) 0.737: both are flagged. On the calib sets
-# (training.evaluate) this flags at most 0.14 points more of a set's dice (0.1-0.5 without the
-# readings' condition).
+# only boxes truly level tie).
 SURE_TIE = 0.05
 # how far (in box sizes) a box may be from the one it shares a cube with: a side face's
 # centre is at most about a face from its top face's, even 40 degrees off vertical
@@ -328,8 +325,7 @@ def _side_face_of(pairs: _Pairs, i: int, j: int, sure: list[float], model: CubeM
     readings can be two faces of one die of the set (SAME_DIE: a side face shows another face
     of its own die, while two dice side by side rarely can). A box j read as a die only from a
     lowered face threshold (the face head holds its sureness low) counts surer where the detector
-    scores it higher: on data/stress_dark_calib photo 88 a dark top face (detector 0.80, face 0.47)
-    beside its cube's side face (0.48, 0.78) was 0.370 sure to the side face's 0.374."""
+    scores it higher: its face probability says less than its detector score there."""
     side = pairs.side
     surer = sure[j] > sure[i] or (pairs.lowered[j] and pairs.detections[j].score > pairs.detections[i].score)
     return bool(side[i] >= model.drop and side[j] < side[i] and (surer or side[j] < model.flag)

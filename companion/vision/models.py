@@ -1,4 +1,4 @@
-"""The models of one folder (detector, reader, calibration), loaded once per process.
+"""The models of one folder (detector, reader, calibration, tuning), loaded once per process.
 
 The shipped models are package data (``companion.models``, the repository's ``models/``);
 the settings name another folder (ReadSettings.models_dir: the CLI's and server's --models,
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from companion import assets
@@ -20,9 +20,10 @@ from companion.vision.light_colour import LightColourHeads
 from companion.vision.reader import ReaderModel
 from companion.vision.session import ModelsMissing
 from companion.vision.settings import CPU_PROVIDERS
+from companion.vision.tuning import TUNING_FILE, Tuning, shipped_tuning
 
-__all__ = ["CALIBRATION_FILE", "CUBES_FILE", "DETECTOR_FILE", "LIGHT_COLOUR_FILE", "READER_FILE", "Models", "ModelsMissing", "default_models_dir",
-           "load_models", "models_present"]
+__all__ = ["CALIBRATION_FILE", "CUBES_FILE", "DETECTOR_FILE", "LIGHT_COLOUR_FILE", "READER_FILE", "TUNING_FILE", "Models", "ModelsMissing",
+           "default_models_dir", "load_models", "models_present"]
 
 DETECTOR_FILE = "detector.onnx"
 READER_FILE = "reader.onnx"
@@ -43,6 +44,7 @@ class Models:
     calibration: Calibration
     cubes: CubeModel | None = None  # None: the folder has no cube model
     light_colour: LightColourHeads | None = None  # None: the folder has no such head (light_colour.py)
+    tuning: Tuning = field(default_factory=shipped_tuning)  # the levels chosen with these models (tuning.py)
 
 
 _cache: dict[tuple[Path, tuple[str, ...]], Models] = {}
@@ -59,7 +61,8 @@ def load_models(folder: Path | None = None, providers: Sequence[str] = CPU_PROVI
             detector = DetectorModel.load(folder / DETECTOR_FILE, providers, calibration.detector_threshold,
                                           calibration.detector_views)
             _cache[key] = Models(detector, ReaderModel.load(folder / READER_FILE, providers), calibration,
-                                 CubeModel.load(folder / CUBES_FILE), LightColourHeads.load(folder / LIGHT_COLOUR_FILE))
+                                 CubeModel.load(folder / CUBES_FILE), LightColourHeads.load(folder / LIGHT_COLOUR_FILE),
+                                 Tuning.load(folder))
         return _cache[key]
 
 

@@ -30,30 +30,18 @@ from companion.vision.reading import DieReading, Reading
 from companion.vision.regions import Box, faint_regions, input_windows
 from companion.vision.settings import ReadSettings
 from companion.vision.top_faces import candidates
+from companion.vision.tuning import Tuning
 from companion.vision.white_balance import (
     BALANCE_CAST, UNUSUAL_COLOUR_TEMPERATURE, LightCorrection, correction_of, light_correction,
 )
 
 DEFAULT_SETTINGS = ReadSettings()
 
-# A reading is also flagged when the detector, or the reader's face head, is unsure the box
-# is a die's top face, when it may be a second box on a cube already read (cubes.py), when
-# the photo's other dice read its colour otherwise than the reader (joint_colour.py), and when the set's constraint
-# made the decoder read it otherwise than the reader saw it: the set cannot produce what the
-# reader saw, so something in the photo was misread.
-DETECTION_SURE = 0.5
-FACE_SURE = 0.5
 # The photo's light, told by its light dice bodies (inks.light_cast): beyond UNUSUAL_CAST the
-# light is more coloured than nearly all the training look's (95 % of the calibration photos
-# stay under 1.29; under a 2200-3000 K lamp with a weak white balance the median is 1.78), the
-# crops are corrected towards the training light (white_balance.py), and the reader, still
-# overconfident there, is trusted only from UNUSUAL_LIGHT_SURE. Both were chosen on data/calib
-# and its stress sets: more of the silent errors under a warm lamp are then flagged, at no
-# cost under the usual light. A photo without a white reference (dark bodies) does not tell
-# its light, and is trusted only from the same level: on the calibration sets it flags a
-# black 5 read as 8 at 0.97 under a warm lamp, for 0-1.3 points more of the right dice flagged.
+# light is more coloured than nearly all the training look's; the crops are then corrected
+# towards the training light (white_balance.py) and the reader, still overconfident there, is
+# trusted only from the tuning's unusual_light_sure (so is a photo whose light is untold).
 UNUSUAL_CAST = BALANCE_CAST
-UNUSUAL_LIGHT_SURE = 0.99
 # Boxes read beyond the set's 10 dice: the reader's face head may turn some down (a reader
 # without that head keeps the 10 surest as before).
 EXTRA_CANDIDATES = 4
@@ -264,19 +252,20 @@ def analyse(
         applied = profile.apply(embedding, value_probs, color_probs)
         value_probs, color_probs, unbacked = applied.value_probs, applied.color_probs, applied.unbacked
     decoded = decode(value_probs, color_probs, dice_set, settings.decoding)
-    flags = _decision_flags(detections, faces[keep], value_probs, color_probs, decoded, cast, settings)
+    flags = _decision_flags(detections, faces[keep], value_probs, color_probs, decoded, cast, settings, models.tuning)
     flags["unbacked"] = unbacked  # the profile read it otherwise, and its guard could not back that
     if settings.joint_colour:
         decoded, flags, color_probs = _joint_decode(detections, faces[keep], value_probs, color_probs, decoded, flags,
-                                                    cast, inks, dice_set, settings)
+                                                    cast, inks, dice_set, settings, models.tuning)
     flags["missed_tops"] = found.lone[keep]  # a side face read alone (kept_boxes: unless "missed_tops" is off)
     context = PhotoContext(work.rgb, detections, faces[keep], value_logits, color_logits, cal.color_temperature,
                            decoded, cast, _usual_light(cast), inks,
                            None if read.agree is None else read.agree[keep], second[keep],
-                           np.array([d.score < DETECTION_SURE for d in detections], dtype=bool))
+                           np.array([d.score < models.tuning.detection_sure for d in detections], dtype=bool),
+                           models.tuning.doubts)
     flags.update(raised(context, settings.disabled_doubts))
     if "doubted_photos" not in settings.disabled_doubts:  # many dice flagged: the photo's less sure ones too
-        flags["doubted_photos"] = _doubted(_any(flags, len(detections)), decoded)
+        flags["doubted_photos"] = _doubted(_any(flags, len(detections)), decoded, models.tuning)
     dice = [_reading(work, detections[d.index], d, [name for name, f in flags.items() if f[d.index]],
                      value_probs[d.index], color_probs[d.index], dice_set) for d in decoded]
     return Analysis(detections, value_logits, color_logits, dice, light.unusual)
@@ -298,7 +287,7 @@ def _colour_probs(models: Models, light: str | None, color_logits: np.ndarray, e
 def _joint_decode(
     detections: list[Detection], faces: np.ndarray, value_probs: np.ndarray, color_probs: np.ndarray,
     alone: list[DecodedDie], alone_flags: dict[str, np.ndarray], cast: float | None, inks: Callable[[], list[Ink]],
-    dice_set: DiceSet, settings: ReadSettings,
+    dice_set: DiceSet, settings: ReadSettings, tuning: Tuning,
 ) -> tuple[list[DecodedDie], dict[str, np.ndarray], np.ndarray]:
     """The dice decoded with the colours the photo's inks decide together (joint_colour.py), which
     to flag, and the colour probabilities decided on: whatever the reading of each die alone flags,
@@ -320,7 +309,8 @@ def _joint_decode(
         return alone, alone_flags, color_probs
     decoded = decode(value_probs, joint.probs, dice_set, settings.decoding)
     # the set's constraint is still judged against what the reader itself saw
-    flags = _merged(_decision_flags(detections, faces, value_probs, color_probs, decoded, cast, settings), alone_flags)
+    flags = _merged(_decision_flags(detections, faces, value_probs, color_probs, decoded, cast, settings, tuning),
+                    alone_flags)
     flags["decoder"] = flags["decoder"] | np.array([a.uncertain for a in alone], dtype=bool)
     flags["colour_moved"] = joint.moved | np.array([d.face != a.face for d, a in zip(decoded, alone)], dtype=bool)
     if "colour_disputes" not in settings.disabled_doubts:
@@ -370,7 +360,8 @@ def kept_boxes(
         profile.check_reader(models.reader.fingerprint)
     faces = read.face_probability()
     faces = np.ones(len(detections)) if faces is None else faces
-    face_threshold = _face_threshold(work, detections, faces, models.calibration.face_threshold, settings)
+    face_threshold = _face_threshold(work, detections, faces, models.calibration.face_threshold, settings,
+                                     models.tuning.detection_sure)
     if faint and settings.faint_face_threshold is not None and read.face is not None:
         # the faces only the upright view found are read too, after the boxes the views agree on
         faint_read = read_boxes(work, faint, models, settings, light, cascade(light))
@@ -418,14 +409,13 @@ def _joined(a: ReaderLogits, b: ReaderLogits) -> ReaderLogits:
 
 def _face_threshold(
     work: WorkImage, detections: list[Detection], faces: np.ndarray, calibrated: float, settings: ReadSettings,
+    detection_sure: float,
 ) -> np.ndarray:
     """Per box, the face probability it needs to be read as a die: the calibration's, or on a photo
     whose dice (the boxes that pass it, at least one) have dark bodies (inks.dark_bodies: told on
     the faces' discs, not their centres, which a bright numeral can fill),
-    ReadSettings.dark_face_threshold for a box the detector is sure of (DETECTION_SURE: there, on
-    the first halves of the dark calib sets, the boxes the face head rates 0.3-0.5 are 7 dice at
-    detector scores 0.57-0.86 and 2 boxes on no die at 0.46, one on a cube's side; on data/calib 2
-    more such, at 0.45-0.46, both on a cube's side)."""
+    ReadSettings.dark_face_threshold for a box the detector is sure of (`detection_sure`: the
+    unsure boxes the face head rates that low are mostly on a cube's side)."""
     out = np.full(len(detections), calibrated)
     dark = settings.dark_face_threshold
     if dark is None or dark >= calibrated:
@@ -433,7 +423,7 @@ def _face_threshold(
     passing = [d.box for d, f in zip(detections, faces) if f >= calibrated]
     if not dark_bodies(work.rgb, passing):  # no dice to tell, or light ones
         return out
-    out[[d.score >= DETECTION_SURE for d in detections]] = dark
+    out[[d.score >= detection_sure for d in detections]] = dark
     return out
 
 
@@ -511,20 +501,23 @@ def _cubes(work: WorkImage, detections: list[Detection], faces: np.ndarray, read
 
 def _decision_flags(
     detections: list[Detection], faces: np.ndarray, value_probs: np.ndarray, color_probs: np.ndarray,
-    decoded: list[DecodedDie], cast: float | None, settings: ReadSettings,
+    decoded: list[DecodedDie], cast: float | None, settings: ReadSettings, tuning: Tuning,
 ) -> dict[str, np.ndarray]:
     """Per doubt raised where the dice are decided (doubts.DECISION_DOUBTS), the boxes it flags
-    beyond the decoder's own confidence (see DETECTION_SURE)."""
+    beyond the decoder's own confidence: a box the detector or the face head is unsure of, a die
+    under a light the reader is trusted less in, and a die the set's constraint read otherwise
+    than the reader saw it (the set cannot produce what it saw: something was misread)."""
     n = len(detections)
     off = settings.disabled_doubts
     flags = {"decoder": np.zeros(n, dtype=bool),
-             "weak_box": np.array([d.score < DETECTION_SURE for d in detections], dtype=bool) | (faces < FACE_SURE)}
+             "weak_box": np.array([d.score < tuning.detection_sure for d in detections], dtype=bool)
+             | (faces < tuning.face_sure)}
     # a light beyond the training look: the reader's confidences are worth less (see UNUSUAL_CAST);
     # so under a light no white reference tells (dark bodies), which may be as far beyond it
     light = "unusual_light" if cast is not None and cast > UNUSUAL_CAST else "unknown_light" if cast is None else ""
     if light and light not in off:
         flags[light] = np.zeros(n, dtype=bool)
-        flags[light][[d.index for d in decoded]] = [d.confidence < UNUSUAL_LIGHT_SURE for d in decoded]
+        flags[light][[d.index for d in decoded]] = [d.confidence < tuning.unusual_light_sure for d in decoded]
     if "set_changes" not in off:
         flags["set_changes"] = np.zeros(n, dtype=bool)
         for d in decoded:
@@ -548,13 +541,13 @@ def _merged(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> dict[str, np.
     return {name: a.get(name, np.zeros(n, dtype=bool)) | b.get(name, np.zeros(n, dtype=bool)) for name in {**a, **b}}
 
 
-def _doubted(unsure: np.ndarray, decoded: list[DecodedDie]) -> np.ndarray:
+def _doubted(unsure: np.ndarray, decoded: list[DecodedDie], tuning: Tuning) -> np.ndarray:
     """doubts.doubted_photo over the dice read, each flagged for `unsure` or the decoder's own
     doubt (a box no die was decoded from is left as it is)."""
     index = [d.index for d in decoded]
     flagged = unsure[index] | np.array([d.uncertain for d in decoded], dtype=bool)
     out = np.zeros(len(unsure), dtype=bool)
-    out[index] = doubted_photo(flagged, np.array([d.confidence for d in decoded]))
+    out[index] = doubted_photo(flagged, np.array([d.confidence for d in decoded]), tuning.doubts)
     return out
 
 

@@ -31,76 +31,40 @@ class ReadSettings:
 
     models_dir: Path | None = None  # None: the package's own models
     providers: tuple[str, ...] = CPU_PROVIDERS  # onnxruntime execution providers, in order
-    reader_turns: int = 4
-    # the vote starts with two turns of every crop; only a crop they leave unsure (its most
-    # likely value, colour or face/not-face not above this) is read at the other turns too
-    reader_sure: float = 0.99
-    # ... and before that, every crop is read upright alone: only one it leaves at or under this
-    # is read at the second turn (1.0: every crop gets two turns). Chosen on data/calib and its
-    # stress sets, where it reads as two turns for all do; 0.99 lets one more silent error through
-    # under a warm lamp, where the reader is trusted only from 0.99 (pipeline.UNUSUAL_LIGHT_SURE)
-    reader_sure_one: float = 0.999
-    # a joined reader with its parts beside it (reader.load_parts): a crop whose every head the
-    # first part alone reads above this, upright, is read by that part alone, the others by all
-    # parts (1.0: every crop by all). Where a crop's embedding is needed (a colour head for the
-    # photo's light, a table's profile) every crop is read by all parts (pipeline.kept_boxes).
+    reader_turns: int = 4  # quarter turns of a crop the reader may vote over
+    reader_sure: float = 0.99  # a crop the first two turns leave at or under this is read at the others too
+    reader_sure_one: float = 0.999  # a crop the upright turn leaves at or under this is read at the second
+    # a crop the joined reader's first part reads above this on every head, upright, is read by it alone
+    # (reader.load_parts; 1.0: every crop by all parts; every crop by all where an embedding is needed)
     reader_cascade: float = 0.999
     detector_views: int | None = None  # None: the views the calibration's thresholds were chosen with
-    # the mirror views are taken only around the upright view's peaks whose heat is in this band
-    # (detector.views_near_peaks): above it a peak is a face and under it none, whatever the
-    # views add; None: the whole image gets every view. On data/calib and its stress sets the
-    # views move a peak's heat by 0.1 typically; with this band they read as with every view
-    # (one die fewer right, flagged, under dim light) at two thirds of the views' work, and
-    # with (0.2, 0.8) at a third, one die fewer right (flagged) in three of the five sets
+    # the mirror views only around the upright view's peaks of this heat: above a face, under none, whatever
+    # they add (detector.views_near_peaks; None: the whole image)
     mirror_band: tuple[float, float] | None = (0.1, 0.9)
-    zoom_small_faces: bool = True
-    # the mirror views of the second search in a sharper copy (None: as many as the first search; a photo
-    # searched again in its own pixels always takes as many). On the choosing sets with a sharper copy (far
-    # calib, page calib, page far calib: 550 photos) two views against four: one silent photo fewer (far calib
-    # 0.67% -> 0), 4 fewer wrong dice, 7 more (photo, phase) pairs scored as the true dice would be, one
-    # photo fewer all right and one die more read twice (flagged), 0.2-0.5 point more dice flagged; and
-    # a fifth less time for a far photo. One view: as many wrong dice, more colour swaps on far calib
-    zoomed_views: int | None = 2
-    # a photo without a sharper copy searched again in the working image at a larger input
-    # (pipeline.MIN_WORK_ZOOM): on the choosing sets (6,280 photos) 52 more dice found, 36 more
-    # (photo, phase) pairs scored as the true dice would be, 127 fewer dice flagged, 4 fewer read
-    # twice, and one silent photo more (a cold-light 2o read 2r at 0.994, flagged at 0.98 without)
-    zoom_within_work: bool = True
-    faint_heat: float = 0.05
+    zoom_small_faces: bool = True  # search a photo of small faces again in its sharper copy
+    zoomed_views: int | None = 2  # that search's mirror views (None: the first search's; own pixels: always those)
+    zoom_within_work: bool = True  # without a sharper copy, search again in the working image at a larger input
+    faint_heat: float = 0.05  # heat that marks ground for the second search (regions.faint_regions)
     balance_light: bool = True  # under a light beyond the training look's, correct the crops (white_balance.py)
     # the colour of crops so corrected from the head learnt for them (light_colour.py), when the models have one
     light_colour_head: bool = True
     # decide the ink colours of a photo's dice together (joint_colour.py), under an unusual light or on dark bodies
-    # (under the usual light only for the dice the reader is unsure of: usual_light_joint)
     joint_colour: bool = True
     # with joint_colour, under the usual light too, for the dice the reader is unsure of (joint_colour.usual_light_colours)
     usual_light_joint: bool = True
-    # on a photo whose dice have dark bodies (no white reference: inks.light_reference), a box the detector
-    # is sure of (pipeline.DETECTION_SURE) is read as a die from this face probability (None: the
-    # calibration's face_threshold, 0.5, everywhere); such a box is flagged (pipeline.FACE_SURE). The face
-    # head is less sure of dark faces: on the first halves of the two dark calib sets (210 photos, 182
-    # without a white reference) the boxes it rates 0.3-0.5 there are 7 dice and 2 boxes on none (0.2: 8
-    # and 5; 0.4: 4 and 1); 0.25 and 0.35 find as many dice or one fewer, with more dice flagged
+    # on dark bodies the face head is less sure of top faces: a box the detector is sure of is read as a die
+    # from this face probability, flagged (None: the calibration's face threshold everywhere)
     dark_face_threshold: float | None = 0.3
-    # a face the upright view alone finds (over the detector's threshold there) and the mirror views, averaged
-    # in, take under it, is read as a die from this face probability (None: never); such a box is flagged
-    # (pipeline.DETECTION_SURE). Seen from well off vertical, a dark die's small top face beside its larger
-    # side face is often such a face (pipeline.faint_faces). On the first halves of the dark calib sets the
-    # faint boxes kept from 0.5 are 3 dice (face head 0.88-0.99) and 3 boxes on no top face (0.58, 0.87, 0.91);
-    # 0.6-0.87 keep the same 3 dice and 2 of those boxes, both flagged
+    # a face only the upright view finds (a dark die's thin top face, seen side-on: pipeline.faint_faces)
+    # is read as a die from this face probability, flagged (None: never)
     faint_face_threshold: float | None = 0.7
     # drop a box the cube model calls a second one on a cube (cubes.py; False: flag it instead)
     one_per_cube: bool = True
     # the doubts that flag no die (companion/vision/doubts.py: SWITCHABLE names them), for comparing
     # what each adds; every doubt is on in the shipped pipeline
     disabled_doubts: frozenset[str] = frozenset()
-    # a peak beyond a kept box (the doubt "missed_tops": top_faces.py) whose face probability lies outside the first band upright, or the second after
-    # two turns of the reader's vote, is read no further: only the face head is asked of it (empty:
-    # every peak at every turn the vote gives a box). On the choosing sets' 893 peaks these decide
-    # every peak as every turn does, with 52% of the reads; read at every turn, the surest of the peaks
-    # they stop low ends up at 0.22, the least sure they stop high at 0.87 (the face level is 0.5;
-    # upright 0.05 would stop one at 0.04 that ends up at 0.46; from two turns on, the face probability
-    # moves less: 1.7 in log-odds at most, against 3.5 from upright)
+    # a peak beyond a kept box (the doubt "missed_tops": top_faces.py) whose face probability lies outside
+    # the first band upright, or the second after two turns, is read no further (empty: every turn)
     missed_top_bands: tuple[tuple[float, float], ...] = ((0.02, 0.98), (0.1, 0.9))
     decoding: DecodeSettings = field(default_factory=DecodeSettings)
 
@@ -139,9 +103,9 @@ class ReadSettings:
 
     def without_scene_flags(self) -> ReadSettings:
         """These settings with every doubt that may be off, off, for comparing what the doubts add.
-        A die is then still flagged for the decoder's confidence, a weak box or face
-        (pipeline.DETECTION_SURE, FACE_SURE), a colour the joint decision moved, and a box
-        kept beside a dropped second one."""
+        A die is then still flagged for the decoder's confidence, a weak box or face (the
+        tuning's detection_sure, face_sure), a colour the joint decision moved, and a box kept
+        beside a dropped second one."""
         return replace(self, disabled_doubts=_switchable())
 
     @classmethod

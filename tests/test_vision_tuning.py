@@ -1,0 +1,59 @@
+"""The tuned levels live in models/tuning.json, loaded with the models: a models folder may carry
+its own (they change what is flagged), one without reads with the shipped file's, and a file of
+another version or without a level is refused with a sentence that names it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from companion.vision import ReadSettings, read_image
+from companion.vision.models import default_models_dir, load_models
+from companion.vision.tuning import TUNING_FILE, Tuning, TuningError, shipped_tuning
+from photo_helpers import PHOTOS, needs_models, on_no_die
+
+
+def shipped_json() -> dict:
+    return json.loads((default_models_dir() / TUNING_FILE).read_text())
+
+
+def test_every_level_of_the_file_is_read_and_each_names_the_command_that_chooses_it():
+    data = shipped_json()
+    tuning = Tuning.from_json(data, "tuning.json")
+    assert tuning == shipped_tuning()
+    assert all(level["chosen_by"].startswith("training.evaluate") for level in data["levels"].values())
+    assert tuning.doubts.cut_area == data["levels"]["cut_area"]["value"]
+
+
+def test_a_file_of_another_version_or_without_a_level_is_refused():
+    with pytest.raises(TuningError, match="version 2"):
+        Tuning.from_json({**shipped_json(), "version": 2}, "tuning.json")
+    data = shipped_json()
+    del data["levels"]["small_face_lead"]
+    with pytest.raises(TuningError, match="small_face_lead"):
+        Tuning.from_json(data, "tuning.json")
+
+
+def test_a_folder_without_the_file_reads_with_the_shipped_levels(tmp_path: Path):
+    assert Tuning.load(tmp_path) == shipped_tuning()
+
+
+@needs_models
+def test_a_models_folder_with_its_own_levels_flags_by_them(tmp_path: Path):
+    photo = PHOTOS / "dark_calib_8501_000243.jpg"  # a side face cut by the frame: test_vision_cut_boxes.py
+    (side,) = on_no_die(read_image(photo, load_models()), photo)
+    assert side.uncertain
+    folder = tmp_path / "models"
+    shutil.copytree(default_models_dir(), folder, ignore=shutil.ignore_patterns("*.md", "*.py"))
+    data = shipped_json()
+    data["levels"]["cut_area"]["value"] = 0.0  # no box is that small
+    (folder / TUNING_FILE).write_text(json.dumps(data))
+    models = load_models(folder)
+    assert models.tuning.doubts.cut_area == 0.0
+    (unflagged,) = on_no_die(read_image(photo, models), photo)
+    assert not unflagged.uncertain  # as with the doubt switched off
+    (off,) = on_no_die(read_image(photo, load_models(), ReadSettings(disabled_doubts=frozenset({"cut_boxes"}))), photo)
+    assert not off.uncertain
