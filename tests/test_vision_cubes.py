@@ -118,7 +118,7 @@ def test_a_side_face_is_flagged_where_the_missed_top_face_is_strong_in_one_view_
     # side of die L3, whose top face (Wg) it misses, and the reader reads that box as a sure 2r;
     # the Wg leaves a peak beyond it, away from the camera, of 0.45 in the upright view (over
     # the detector's threshold, which the mirror views took it under), and the face head passes
-    # a box there. Read as a faint face (pipeline.faint_faces) the Wg is no longer missed: the
+    # a box there. Read as a faint face (stage1_find_faces.faint_faces) the Wg is no longer missed: the
     # check is seen with those faces left unread
     photo = render_indexed(8401, "calib", 379, SceneOptions(tilt_range=(27.0, 40.0)))
     jpeg = encode_jpeg(photo.image, photo.conditions["jpeg_quality"])

@@ -11,7 +11,7 @@ import pytest
 from companion.vision.detector import DetectorModel, local_peaks
 from companion.vision.image_io import NEAR_DETAIL, WORK_LONG_SIDE, load_work_image
 from companion.vision.models import CALIBRATION_FILE, DETECTOR_FILE, READER_FILE, load_models, models_present
-from companion.vision.pipeline import MAX_ZOOM, find_faces
+from companion.vision.stage1_find_faces import MAX_ZOOM, find_faces
 from companion.vision.regions import merge_touching
 from companion.vision.settings import ReadSettings
 
@@ -70,14 +70,16 @@ def test_small_dice_are_searched_again_in_a_sharper_copy():
     models = load_models()
     row = _label("s12_far_phone.jpg")  # a 12 MP photo from sitting height: faces of 50-140 px
     work = load_work_image(SAMPLES / row["image"])
-    sharper, detections = find_faces(work, models)
+    faces = find_faces(work, models)
+    sharper, detections = faces.image, faces.boxes
     # (its half-scale decode as it is: at most NEAR_DETAIL times the zoomed size)
     assert work.long_side == WORK_LONG_SIDE and WORK_LONG_SIDE * 1.5 < sharper.long_side <= WORK_LONG_SIDE * MAX_ZOOM * NEAR_DETAIL
     assert (sharper.full_width, sharper.full_height) == (row["width"], row["height"])
     assert _found(row, sharper, detections) >= 8
     # the same pixels with no sharper copy to be had: searched once, as they are
     flat = replace(work, detail=None)
-    same, _ = find_faces(flat, models)
+    faces = find_faces(flat, models)
+    same, _ = faces.image, faces.boxes
     assert same is flat
 
 
@@ -94,20 +96,23 @@ def test_a_sharper_copy_is_searched_with_its_own_mirror_views_and_a_photos_own_p
 
     monkeypatch.setattr(DetectorModel, "detect_in_windows", counted)
     work = load_work_image(SAMPLES / "s12_far_phone.jpg")
-    sharper, _ = find_faces(work, models)
+    faces = find_faces(work, models)
+    sharper, _ = faces.image, faces.boxes
     assert sharper is not work and views_used == [ReadSettings().zoomed_views] == [2]
     # with no sharper copy the small faces are searched again in the photo's own pixels, at
     # the views the detector's threshold was chosen with
     views_used.clear()
     flat = replace(work, detail=None)
-    same, _ = find_faces(flat, models)
+    faces = find_faces(flat, models)
+    same, _ = faces.image, faces.boxes
     assert same is flat and views_used == [models.detector.views] and models.detector.views != 2
 
 
 def test_closely_framed_dice_are_not_searched_again():
     models = load_models()
     work = load_work_image(SAMPLES / "s00_white_10.jpg")
-    same, detections = find_faces(work, models)
+    faces = find_faces(work, models)
+    same, detections = faces.image, faces.boxes
     assert same is work and _found(_label("s00_white_10.jpg"), work, detections) == 10
 
 
@@ -133,7 +138,8 @@ def test_the_mirror_views_are_taken_around_the_peaks_in_the_band_alone():
     gap = int(np.argmax(np.diff(values)))
     quiet = (float(values[gap]) + 1e-3, float(values[gap + 1]) - 1e-3)
     assert detector.views_near_peaks(upright, None, quiet) is upright
-    _, found = find_faces(work, models, ReadSettings(mirror_band=quiet))
+    faces = find_faces(work, models, ReadSettings(mirror_band=quiet))
+    _, found = faces.image, faces.boxes
     assert [d.score for d in found] == sorted((d.score for d in detector.detect(work.rgb, views=1)), reverse=True)
 
 

@@ -1,6 +1,6 @@
 """A top face the upright view alone finds over the detector's threshold, which the mirror views
 take under it, is read as a die from ReadSettings.faint_face_threshold and flagged
-(pipeline.faint_faces): real ONNX models through the real pipeline on generated calibration photos
+(stage1_find_faces.faint_faces): real ONNX models through the real pipeline on generated calibration photos
 kept in tests/photos with their label rows, photos 58 and 135 of
 `training.synth --split calib --seed 8501 --dark-bodies` (data/more/stress_dark_calib): a black
 green 1 seen at 25 degrees of tilt beside its neighbour's larger box (upright 0.58, all views
@@ -12,7 +12,7 @@ import pytest
 from companion.vision import ReadSettings, read_image
 from companion.vision.image_io import load_work_image
 from companion.vision.models import load_models
-from companion.vision.pipeline import _find_faces, faint_faces
+from companion.vision.stage1_find_faces import faint_faces, find_faces
 from photo_helpers import PHOTOS, die_on, labelled_dice, needs_models, on_no_die
 from training.evaluate import IOU_MIN, box_iou, count_read_twice
 
@@ -28,7 +28,8 @@ def _labelled(photo, token) -> dict:
 def _searched(photo):
     """The models, and what the detector finds in the photo: its image, the boxes found, the faint faces."""
     models = load_models()
-    work, found, _, faint = _find_faces(load_work_image(photo), models, ReadSettings())
+    faces = find_faces(load_work_image(photo), models, ReadSettings())
+    work, found, faint = faces.image, faces.boxes, faces.faint
     return models, work, found, faint
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from companion.dice import MAX_DICE
 from companion.vision import pipeline
+from companion.vision.stage1_find_faces import find_faces
 from companion.vision.image_io import load_work_image
 from companion.vision.models import load_models, models_present
 from companion.vision.settings import ReadSettings
@@ -20,7 +21,8 @@ READ = 4  # boxes the reader reads in this test: the others found stay unread
 def test_boxes_found_beyond_those_read_are_no_missed_top_faces(monkeypatch):
     models, settings = load_models(), ReadSettings()
     work = load_work_image(PHOTO)
-    _, found = pipeline.find_faces(work, models, settings)
+    faces = find_faces(work, models, settings)
+    _, found = faces.image, faces.boxes
     assert len(found) > READ
     looked_past: list[int] = []
     real_candidates = pipeline.candidates

@@ -8,8 +8,9 @@ import pytest
 from companion.vision.detector import Detection, Heatmap, box_ious
 from companion.vision.image_io import NEAR_DETAIL, load_work_image
 from companion.vision.models import load_models, models_present
-from companion.vision.pipeline import (MAX_ZOOM, SMALL_FACE_PX, USUAL_FACE_PX, _typical_face, _zoom, analyse, find_faces,
-                                       zoom_for_faces)
+from companion.vision.pipeline import analyse
+from companion.vision.stage1_find_faces import (MAX_ZOOM, SMALL_FACE_PX, USUAL_FACE_PX, _typical_face, _zoom, find_faces,
+                                                zoom_for_faces)
 from companion.vision.regions import faint_regions, input_windows, merge_if_cheaper, merge_touching
 from companion.vision.settings import ReadSettings
 
@@ -65,7 +66,8 @@ def test_searching_the_regions_finds_what_searching_the_whole_sharper_copy_finds
     models = load_models()
     detector = models.detector
     work = load_work_image(SAMPLES / "s12_far_phone.jpg")  # small dice: searched again
-    sharper, found = find_faces(work, models, REGIONS)
+    faces = find_faces(work, models, REGIONS)
+    sharper, found = faces.image, faces.boxes
     # (the half-scale decode as it is: at most NEAR_DETAIL times the zoomed size)
     assert work.long_side * 1.5 < sharper.long_side <= work.long_side * MAX_ZOOM * NEAR_DETAIL and len(found) >= 8
     # the regions the pipeline searched (its own face size) are a real saving on this photo,
@@ -74,7 +76,8 @@ def test_searching_the_regions_finds_what_searching_the_whole_sharper_copy_finds
     boxes = faint_regions(upright, detector.stride, _typical_face(detector.detections(upright)), REGIONS.faint_heat)
     area = sum((b[2] - b[0]) * (b[3] - b[1]) for b in boxes)
     assert area < 0.6 * work.rgb.shape[0] * work.rgb.shape[1]
-    _, everywhere = find_faces(work, models, WHOLE)
+    faces = find_faces(work, models, WHOLE)
+    _, everywhere = faces.image, faces.boxes
     # the same faces, scored about as the whole search scores them: a face near a window's
     # edge sees padding where the whole search sees ground, which can move its box by a few
     # pixels (2.6 px of a 40-px face here with the stage-6 detector)

@@ -8,7 +8,7 @@ import pytest
 from companion.vision import ReadSettings, read_image
 from companion.vision.image_io import load_work_image
 from companion.vision.models import load_models, models_present
-from companion.vision.pipeline import find_faces
+from companion.vision.stage1_find_faces import find_faces
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
 
@@ -77,8 +77,10 @@ def test_settings_passed_down_change_the_reading_and_leave_the_cached_models_alo
     models = load_models()
     before = (models.detector.threshold, models.detector.views)
     work = load_work_image(SAMPLES / "s12_far_phone.jpg")  # small dice: searched again when zoom is on
-    sharper, _ = find_faces(work, models, ReadSettings())
-    same, _ = find_faces(work, models, ReadSettings(zoom_small_faces=False))
+    faces = find_faces(work, models, ReadSettings())
+    sharper, _ = faces.image, faces.boxes
+    faces = find_faces(work, models, ReadSettings(zoom_small_faces=False))
+    same, _ = faces.image, faces.boxes
     assert sharper is not work and same is work
     one_turn = read_image(SAMPLES / "s00_white_10.jpg", models, ReadSettings(reader_turns=1, detector_views=1))
     assert len(one_turn.dice) == 10

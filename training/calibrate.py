@@ -29,7 +29,8 @@ import numpy as np
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES
 from companion.vision.image_io import load_work_image
 from companion.vision.models import CALIBRATION_FILE, default_models_dir, load_models
-from companion.vision.pipeline import find_faces, read_boxes
+from companion.vision.pipeline import read_boxes
+from companion.vision.stage1_find_faces import find_faces
 from companion.vision.reader import softmax
 from companion.vision.settings import MAX_VIEWS
 from training.common import read_dataset
@@ -77,7 +78,8 @@ def detection_outcomes(images, models) -> list[PhotoOutcome]:
     models = replace(models, detector=replace(models.detector, threshold=float(THRESHOLDS[0])))
     out = []
     for im in images:
-        work, dets = find_faces(load_work_image(im.path), models)
+        found = find_faces(load_work_image(im.path), models)
+        work, dets = found.image, found.boxes
         faces = (read_boxes(work, dets, models).face_probability() if dets else None)
         faces = np.ones(len(dets)) if faces is None else faces
         taken: set[int] = set()

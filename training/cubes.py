@@ -35,7 +35,8 @@ from companion.vision.calibration import Calibration
 from companion.vision.detector import DetectorModel
 from companion.vision.models import CALIBRATION_FILE, DETECTOR_FILE, READER_FILE, Models, default_models_dir
 from companion.vision.reader import ReaderModel, softmax
-from companion.vision.pipeline import DEFAULT_SETTINGS, EXTRA_CANDIDATES, find_faces, read_boxes
+from companion.vision.pipeline import DEFAULT_SETTINGS, EXTRA_CANDIDATES, read_boxes
+from companion.vision.stage1_find_faces import find_faces
 from companion.vision.settings import ReadSettings
 from training.common import FIRST_SEARCH_HELP, LabelledImage, per_photo, read_dataset
 
@@ -53,7 +54,8 @@ def photo_boxes(image: LabelledImage, models: Models,
                 settings: ReadSettings = DEFAULT_SETTINGS) -> tuple[np.ndarray, np.ndarray]:
     """(features, labels: 1 side face, 0 top face, -1 neither) of the boxes the pipeline reads."""
     work = load_work_image(image.path)
-    work, dets = find_faces(work, models, settings)
+    found = find_faces(work, models, settings)
+    work, dets = found.image, found.boxes
     dets = dets[:MAX_DICE + EXTRA_CANDIDATES]
     if not dets:
         return np.zeros((0, len(FEATURES))), np.zeros(0)

@@ -42,7 +42,8 @@ import numpy as np
 from companion.dice import MAX_DICE
 from companion.vision.image_io import load_work_image
 from companion.vision.models import DETECTOR_FILE, READER_FILE, Models, default_models_dir, load_models
-from companion.vision.pipeline import EXTRA_CANDIDATES, find_faces, reader_crops
+from companion.vision.pipeline import EXTRA_CANDIDATES, reader_crops
+from companion.vision.stage1_find_faces import find_faces
 from training.common import read_dataset, save_onnx
 
 BATCH = 32  # crops per calibration batch
@@ -60,7 +61,8 @@ def pipeline_crops(folders: list[Path], limit: int, models: Models) -> np.ndarra
     crops = []
     for folder in folders:
         for image in read_dataset(folder, limit):
-            work, detections = find_faces(load_work_image(image.path), models)
+            found = find_faces(load_work_image(image.path), models)
+            work, detections = found.image, found.boxes
             detections = detections[:MAX_DICE + EXTRA_CANDIDATES]
             if not detections:
                 continue

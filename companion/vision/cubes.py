@@ -88,7 +88,7 @@ SAME_FACE_REACH = 0.35
 # likely side faces, or (one, a green 4 beside a green 9 at 0.82) a same-die share of 0.0.
 LOWERED_SIDE = 0.6
 LOWERED_SAME_DIE = 0.02
-# A faint face (a box the detector's upright view alone found, pipeline.faint_faces: the mirror views
+# A faint face (a box the detector's upright view alone found, stage1_find_faces.faint_faces: the mirror views
 # doubt it) within reach of a box the views agree on is that box's cube's side face when the cube model
 # rates it at least FAINT_SIDE a side face and the pair model at least FAINT_PAIR one of that box's cube,
 # far under their own drop levels: a faint face is kept to find the dark and tilted top faces the mirror

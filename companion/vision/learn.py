@@ -19,7 +19,8 @@ from companion.vision.crops import box_crop
 from companion.vision.decoder import color_index, value_index
 from companion.vision.image_io import WorkImage, load_detail, load_work_image
 from companion.vision.models import Models
-from companion.vision.pipeline import DEFAULT_SETTINGS, zoom_for_faces
+from companion.vision.pipeline import DEFAULT_SETTINGS
+from companion.vision.stage1_find_faces import zoom_for_faces
 from companion.vision.profile import Profile, ProfileError
 from companion.vision.reader import softmax
 from companion.vision.reading import Box

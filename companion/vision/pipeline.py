@@ -5,7 +5,6 @@ the set cannot produce)."""
 from __future__ import annotations
 
 import functools
-import math
 import os
 import time
 from collections.abc import Callable
@@ -17,9 +16,9 @@ from companion.dice import MAX_DICE, DiceSet, Face, standard_set
 from companion.vision.crops import box_crop
 from companion.vision.cubes import CubeDecision, decide, nearer_direction
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES, DecodedDie, color_index, decode, value_index
-from companion.vision.detector import Detection, DetectorModel, Heatmap, box_ious
+from companion.vision.detector import Detection, Heatmap
 from companion.vision.doubts import PhotoContext, doubt_of, doubted_photo, raised, runner_up
-from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail, load_work_image
+from companion.vision.image_io import WorkImage, load_work_image
 from companion.vision.inks import Ink, cast_of, dark_bodies, light_reference, measure_inks
 from companion.vision.joint_colour import HUE_SPREAD, UNUSUAL_HUE_SPREAD, joint_colours, usual_light_colours
 from companion.vision.light_colour import ink_features, photo_kind, possible_kinds
@@ -27,8 +26,8 @@ from companion.vision.models import Models, load_models
 from companion.vision.profile import Profile
 from companion.vision.reader import ReaderLogits, softmax
 from companion.vision.reading import DieReading, Reading
-from companion.vision.regions import Box, faint_regions, input_windows
 from companion.vision.settings import ReadSettings
+from companion.vision.stage1_find_faces import find_faces
 from companion.vision.top_faces import candidates
 from companion.vision.tuning import Tuning
 from companion.vision.white_balance import (
@@ -45,29 +44,6 @@ UNUSUAL_CAST = BALANCE_CAST
 # Boxes read beyond the set's 10 dice: the reader's face head may turn some down (a reader
 # without that head keeps the 10 surest as before).
 EXTRA_CANDIDATES = 4
-# Photos whose faces are under SMALL_FACE_PX in the working image are searched again in a
-# sharper copy, zoomed so that the typical (median) face is about USUAL_FACE_PX (what the
-# models learnt from), by at most MAX_ZOOM (the sharpest copy load_work_image keeps); see
-# find_faces. Whether to is told by the smaller faces (the SMALL_FACE_SHARE quantile), not the
-# median: a tilted photo from sitting height shows its near dice twice as large as its far
-# ones, and the far ones, missed or boxed loosely (top and side face together) at the
-# working size, are what the sharper copy is for. How much it zooms still follows the median
-# (a photo whose median face is already USUAL_FACE_PX is not searched again): zooming by the
-# quartile found a few more far dice on data/far_calib but added a silent error on page_calib.
-SMALL_FACE_PX = 36.0
-SMALL_FACE_SHARE = 0.25
-USUAL_FACE_PX = 56.0
-MAX_ZOOM = MAX_DETAIL
-# A photo with no sharper copy (at most 1.2 times the working size: the generator's 480-960 px)
-# still holds more pixels than the detector's input: its small faces are searched again in the
-# working image at up to its own size (ReadSettings.zoom_within_work), from this zoom.
-MIN_WORK_ZOOM = 1.05
-# an upright view's box overlapping a box of the views averaged beyond this is that box (faint_faces)
-FAINT_SAME_FACE = 0.3
-# ... and one is looked at only within this many of a box's sides from it: beside a side face boxed
-FAINT_REACH = 1.2
-
-
 @dataclass(frozen=True)
 class Analysis:
     """Everything one reading computed, for evaluation and calibration (in detection order)."""
@@ -81,115 +57,6 @@ class Analysis:
 
 def _nothing() -> Analysis:
     return Analysis([], np.zeros((0, 11)), np.zeros((0, 4)), [])
-
-
-def find_faces(
-    work: WorkImage, models: Models, settings: ReadSettings = DEFAULT_SETTINGS
-) -> tuple[WorkImage, list[Detection]]:
-    """The detected top faces, surest first, and the image they were found in (box pixels).
-
-    A phone photo taken from sitting height shows a die's face at 60-140 of its 4000 pixels:
-    15-35 px in the 960-px working image and 7-16 px in the detector's input, smaller than
-    almost all it learnt from, so it misses many and the reader cannot make out the numerals.
-    When the smaller faces found are that small (or none are found) and the photo has the pixels,
-    it is searched again in the sharper copy kept at loading (up to MAX_ZOOM times the working
-    size) with a proportionally larger detector input: the faces then have their usual size
-    in both models. A photo with no sharper copy (a small file) is searched again in the working
-    image itself, which holds up to twice the detector input's pixels. The size is told from the
-    upright view alone, so a photo searched again does not pay for the mirror views of the first
-    search, and the second search covers only the ground around what the first saw
-    (companion/vision/regions.py).
-    """
-    found, detections, _, _ = _find_faces(work, models, settings)
-    return found, detections
-
-
-def _find_faces(
-    work: WorkImage, models: Models, settings: ReadSettings = DEFAULT_SETTINGS
-) -> tuple[WorkImage, list[Detection], Heatmap, list[Detection]]:
-    """find_faces, the upright view's heatmap of `work` (for the missed top faces: top_faces.py) and
-    the faces only the upright view finds (faint_faces; none where the photo was searched again)."""
-    detector = models.detector
-    upright = detector.heatmap(work.rgb)  # one view tells the faces' size; the others may not be needed
-    first = detector.detections(upright)
-    zoom = _zoom(first) if settings.zoom_small_faces else 1.0
-    if zoom > 1.0:
-        zoomed_side = round(work.long_side * zoom)
-        sharper = load_detail(work, zoomed_side)
-        # without a sharper copy, the working image's own pixels: more than the detector's input
-        within = 1.0 if sharper is not work else min(zoom, work.long_side / detector.input_long_side)
-        if sharper is not work or (settings.zoom_within_work and within > MIN_WORK_ZOOM):
-            regions = faint_regions(upright, detector.stride, _typical_face(first), settings.faint_heat)
-            views = (settings.zoomed_views if sharper is not work else None) or settings.detector_views
-            found = _search_regions(detector, sharper, work, regions, views, zoomed_side, within)
-            return sharper, _surest(found), upright, []
-    if settings.mirror_band is None:
-        heatmap = detector.all_views(upright, settings.detector_views)
-    else:
-        heatmap = detector.views_near_peaks(upright, settings.detector_views, settings.mirror_band)
-    found = _surest(detector.detections(heatmap))
-    return work, found, upright, faint_faces(first, found)
-
-
-def faint_faces(upright: list[Detection], found: list[Detection]) -> list[Detection]:
-    """The boxes the upright view alone finds over the detector's threshold (`upright`, with its
-    heat) that no box of the views averaged (`found`) marks: the mirror views took them under it.
-
-    Seen from well off vertical, a dark cube's top face is a thin band over the larger side face
-    turned to the camera; the mirror views, which see the cube upside down, lower its heat: on the
-    first halves of the dark calib sets 3 of the 15 dice missed (upright 0.43-0.60, averaged
-    0.27-0.39, the face head 0.88-0.99). Only a box beside a box found (FAINT_REACH) is looked at: the
-    others there were printed cards and bare ground. Scored by the upright view's heat: the cube
-    model, which weighs a box's detector score, takes the averaged one for a side face's."""
-    boxes = np.array([f.box for f in found]).reshape(-1, 4)
-    return [d for d in upright if not (box_ious(np.array(d.box), boxes) > FAINT_SAME_FACE).any()
-            and any(math.dist(d.centre, f.centre) <= FAINT_REACH * f.side for f in found)][:MAX_DICE]
-
-
-def _search_regions(
-    detector: DetectorModel, sharper: WorkImage, work: WorkImage, regions: list[Box], views: int | None,
-    zoomed_side: int, within: float = 1.0,
-) -> list[Detection]:
-    """Detect in the regions (working-image pixels) of the sharper copy, whose pixels go in at
-    the working image's input scale: its faces, larger by the zoom, are then as large in the
-    input as the models are used to. Boxes in the sharper copy's pixels. `zoomed_side`: the long
-    side the sharper copy was asked for; load_detail may give one a little larger, and the input
-    is scaled to the smaller. With `sharper` the working image itself (smaller than asked for),
-    its input is `within` times the usual one instead."""
-    long_side = round(detector.input_long_side * min(sharper.long_side, zoomed_side) / work.long_side * within)
-    windows = input_windows(regions, long_side / work.long_side)  # input pixels per working pixel
-    return detector.detect_in_windows(sharper.rgb, windows, long_side, views)
-
-
-def _surest(detections: list[Detection]) -> list[Detection]:
-    return sorted(detections, key=lambda d: -d.score)
-
-
-def _zoom(detections: list[Detection]) -> float:
-    """How much sharper the image should be for faces of the size the models know (1: as it is)."""
-    return zoom_for_faces([_face_size(d) for d in detections])
-
-
-def zoom_for_faces(sides: list[float]) -> float:
-    """The zoom for faces whose longer sides (working-image pixels) are `sides`: when the
-    smaller of them (SMALL_FACE_SHARE) are small, what brings the median to about USUAL_FACE_PX
-    (1, no second search, when the median is already that large); none: MAX_ZOOM."""
-    if not sides:
-        return MAX_ZOOM
-    if float(np.quantile(sides, SMALL_FACE_SHARE)) >= SMALL_FACE_PX:
-        return 1.0
-    return min(MAX_ZOOM, max(1.0, USUAL_FACE_PX / max(float(np.median(sides)), 1.0)))
-
-
-def _face_size(d: Detection) -> float:
-    return max(d.box[2] - d.box[0], d.box[3] - d.box[1])
-
-
-def _typical_face(detections: list[Detection]) -> float | None:
-    """The median face's longer side, in the pixels of the image searched (None: no faces)."""
-    if not detections:
-        return None
-    return float(np.median([_face_size(d) for d in detections]))
 
 
 def read_boxes(
@@ -346,8 +213,9 @@ def kept_boxes(
     """Find a photo's faces, read them and keep those that are dice (None: none are), as analyse
     does before deciding the dice; training takes the same boxes from here. Without `embeddings`
     the reader's cascade reads the crops (read_boxes) where nothing of the read asks for them."""
-    seen = work  # the working image the upright heatmap is of (work may become a sharper copy)
-    work, every_box, upright, faint = _find_faces(seen, models, settings)
+    faces_found = find_faces(work, models, settings)
+    seen, work, every_box, upright, faint = (faces_found.seen, faces_found.image, faces_found.boxes,
+                                             faces_found.upright, faces_found.faint)
     detections = every_box[:MAX_DICE + EXTRA_CANDIDATES]  # the surest are read
     if not detections:
         return None

@@ -55,7 +55,7 @@ class ReadSettings:
     # on dark bodies the face head is less sure of top faces: a box the detector is sure of is read as a die
     # from this face probability, flagged (None: the calibration's face threshold everywhere)
     dark_face_threshold: float | None = 0.3
-    # a face only the upright view finds (a dark die's thin top face, seen side-on: pipeline.faint_faces)
+    # a face only the upright view finds (a dark die's thin top face, seen side-on: stage1_find_faces.faint_faces)
     # is read as a die from this face probability, flagged (None: never)
     faint_face_threshold: float | None = 0.7
     # drop a box the cube model calls a second one on a cube (cubes.py; False: flag it instead)
