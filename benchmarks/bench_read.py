@@ -127,10 +127,10 @@ STAGES = {
     "of which the reader": ("companion.vision.reader:ReaderModel.logits",),
     "cubes (one top face per cube)": ("companion.vision.pipeline:_cubes",),
     "inks (light cast, joint colours, ink doubts)": ("companion.vision.pipeline:light_reference",
-                                                     "companion.vision.pipeline:measure_inks",
-                                                     "companion.vision.pipeline:joint_colours",
+                                                     "companion.vision.stage4_decide:measure_inks",
+                                                     "companion.vision.stage4_decide:joint_colours",
                                                      "companion.vision.doubts:ink_doubts"),
-    "set decoder": ("companion.vision.pipeline:decode",),
+    "set decoder": ("companion.vision.stage4_decide:decode",),
 }
 # stages before the read proper: inside load_work_image
 LOADING = ("of which the JPEG decode (and upright turn)", "of which the shrinks (to working size; a sharper copy)")

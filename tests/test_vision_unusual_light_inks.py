@@ -10,7 +10,7 @@ the usual light's spread the inks move the head's red to orange."""
 import pytest
 from photo_helpers import tokens_read
 
-from companion.vision import pipeline, read_image
+from companion.vision import read_image, stage4_decide
 from companion.vision.joint_colour import HUE_SPREAD
 from companion.vision.models import load_models, models_present
 from training.synth.dataset import encode_jpeg, render_indexed
@@ -33,7 +33,7 @@ def test_a_warm_lit_red_is_not_moved_to_orange_by_inks_measured_alike(photo, mon
     (seven,) = [t for t in wide if t.endswith(":" + RED_SEVEN)]
     assert wide[seven] == RED_SEVEN
     # with the usual light's spread the same photo's inks read it orange
-    monkeypatch.setattr(pipeline, "UNUSUAL_HUE_SPREAD", HUE_SPREAD)
+    monkeypatch.setattr(stage4_decide, "UNUSUAL_HUE_SPREAD", HUE_SPREAD)
     narrow = tokens_read(read_image(data, models), photo.dice)
     assert narrow[seven] == "7o"
     # every other die reads alike either way

@@ -4,7 +4,6 @@ the set cannot produce)."""
 
 from __future__ import annotations
 
-import functools
 import os
 import time
 from collections.abc import Callable
@@ -12,38 +11,31 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from companion.dice import MAX_DICE, DiceSet, Face, standard_set
+from companion.dice import MAX_DICE, DiceSet, standard_set
 from companion.vision.crops import box_crop
 from companion.vision.cubes import CubeDecision, decide, nearer_direction
-from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES, DecodedDie, color_index, decode, value_index
 from companion.vision.detector import Detection, Heatmap
-from companion.vision.doubts import PhotoContext, doubt_of, doubted_photo, raised, runner_up
 from companion.vision.image_io import WorkImage, load_work_image
-from companion.vision.inks import Ink, cast_of, dark_bodies, light_reference, measure_inks
-from companion.vision.joint_colour import HUE_SPREAD, UNUSUAL_HUE_SPREAD, joint_colours, usual_light_colours
-from companion.vision.light_colour import ink_features, photo_kind, possible_kinds
+from companion.vision.inks import cast_of, dark_bodies, light_reference
+from companion.vision.light_colour import possible_kinds
 from companion.vision.models import Models, load_models
 from companion.vision.profile import Profile
 from companion.vision.reader import ReaderLogits, softmax
 from companion.vision.reading import DieReading, Reading
 from companion.vision.settings import ReadSettings
 from companion.vision.stage1_find_faces import find_faces
+from companion.vision.stage4_decide import decide_dice
+from companion.vision.stage5_doubt import doubt_dice
 from companion.vision.top_faces import candidates
-from companion.vision.tuning import Tuning
-from companion.vision.white_balance import (
-    BALANCE_CAST, UNUSUAL_COLOUR_TEMPERATURE, LightCorrection, correction_of, light_correction,
-)
+from companion.vision.white_balance import LightCorrection, correction_of, light_correction
 
 DEFAULT_SETTINGS = ReadSettings()
 
-# The photo's light, told by its light dice bodies (inks.light_cast): beyond UNUSUAL_CAST the
-# light is more coloured than nearly all the training look's; the crops are then corrected
-# towards the training light (white_balance.py) and the reader, still overconfident there, is
-# trusted only from the tuning's unusual_light_sure (so is a photo whose light is untold).
-UNUSUAL_CAST = BALANCE_CAST
 # Boxes read beyond the set's 10 dice: the reader's face head may turn some down (a reader
 # without that head keeps the 10 surest as before).
 EXTRA_CANDIDATES = 4
+
+
 @dataclass(frozen=True)
 class Analysis:
     """Everything one reading computed, for evaluation and calibration (in detection order)."""
@@ -98,96 +90,14 @@ def analyse(
     work: WorkImage, models: Models, settings: ReadSettings = DEFAULT_SETTINGS, dice_set: DiceSet | None = None,
     profile: Profile | None = None,
 ) -> Analysis:
+    """Everything one reading computes, the stages in order (see the module docstring)."""
     dice_set = dice_set or standard_set()
-    found = kept_boxes(work, models, settings, dice_set, profile, embeddings=False)
-    if found is None:
+    kept = kept_boxes(work, models, settings, dice_set, profile, embeddings=False)
+    if kept is None:
         return _nothing()
-    work, light, read, faces, keep, second = found.work, found.light, found.read, found.faces, found.keep, found.second
-    cal = models.calibration
-    detections = [found.detections[i] for i in keep]
-    boxes = [d.box for d in detections]  # in the pixels of `work`, which the crops were cut from
-    value_logits, color_logits = read.value[keep], read.color[keep]
-    value_probs = softmax(value_logits, cal.value_temperature)
-    cast = found.cast  # the photo's light, told by the kept dice's bodies (None: no white reference)
-    embedding = None if read.embedding is None else read.embedding[keep]
-    # the kept faces' inks, against their bodies where these are a white reference: measured
-    # once, when first asked (the colour head, the joint colours and the ink doubts ask alike)
-    inks = functools.cache(lambda: measure_inks(work.rgb, boxes, light=cast is not None))
-    color_probs = _colour_probs(models, photo_kind(light, cast), color_logits, embedding, settings, inks)
-    unbacked = np.zeros(len(detections), dtype=bool)
-    if profile is not None:  # what this table's confirmed dice taught, before the set's constraint
-        applied = profile.apply(embedding, value_probs, color_probs)
-        value_probs, color_probs, unbacked = applied.value_probs, applied.color_probs, applied.unbacked
-    decoded = decode(value_probs, color_probs, dice_set, settings.decoding)
-    flags = _decision_flags(detections, faces[keep], value_probs, color_probs, decoded, cast, settings, models.tuning)
-    flags["unbacked"] = unbacked  # the profile read it otherwise, and its guard could not back that
-    if settings.joint_colour:
-        decoded, flags, color_probs = _joint_decode(detections, faces[keep], value_probs, color_probs, decoded, flags,
-                                                    cast, inks, dice_set, settings, models.tuning)
-    flags["missed_tops"] = found.lone[keep]  # a side face read alone (kept_boxes: unless "missed_tops" is off)
-    context = PhotoContext(work.rgb, detections, faces[keep], value_logits, color_logits, cal.color_temperature,
-                           decoded, cast, _usual_light(cast), inks,
-                           None if read.agree is None else read.agree[keep], second[keep],
-                           np.array([d.score < models.tuning.detection_sure for d in detections], dtype=bool),
-                           models.tuning.doubts)
-    flags.update(raised(context, settings.disabled_doubts))
-    if "doubted_photos" not in settings.disabled_doubts:  # many dice flagged: the photo's less sure ones too
-        flags["doubted_photos"] = _doubted(_any(flags, len(detections)), decoded, models.tuning)
-    dice = [_reading(work, detections[d.index], d, [name for name, f in flags.items() if f[d.index]],
-                     value_probs[d.index], color_probs[d.index], dice_set) for d in decoded]
-    return Analysis(detections, value_logits, color_logits, dice, light.unusual)
-
-
-def _colour_probs(models: Models, light: str | None, color_logits: np.ndarray, embedding: np.ndarray | None,
-                  settings: ReadSettings, inks: Callable[[], list[Ink]]) -> np.ndarray:
-    """The colour probabilities of the dice read: from the colour head learnt for the photo's
-    light (`light`: light_colour.photo_kind) where the models have one, else the reader's, less
-    sure of crops corrected from a light beyond the training look's than of the training look's."""
-    heads = models.light_colour if settings.light_colour_head else None
-    head = None if heads is None else heads.get(light, models.reader.fingerprint)
-    if head is not None and embedding is not None:
-        features = ink_features(inks()) if head.inks else None
-        return softmax(head.logits(embedding, color_logits, features), head.temperature)
-    return softmax(color_logits, UNUSUAL_COLOUR_TEMPERATURE if light == "corrected" else models.calibration.color_temperature)
-
-
-def _joint_decode(
-    detections: list[Detection], faces: np.ndarray, value_probs: np.ndarray, color_probs: np.ndarray,
-    alone: list[DecodedDie], alone_flags: dict[str, np.ndarray], cast: float | None, inks: Callable[[], list[Ink]],
-    dice_set: DiceSet, settings: ReadSettings, tuning: Tuning,
-) -> tuple[list[DecodedDie], dict[str, np.ndarray], np.ndarray]:
-    """The dice decoded with the colours the photo's inks decide together (joint_colour.py), which
-    to flag, and the colour probabilities decided on: whatever the reading of each die alone flags,
-    every die the photo reads otherwise, and every die whose ink disputes the reader's colour (a
-    change is never silent, and surer colours never hide a die's other doubts). Under the usual
-    light the inks, measured on small faces, are less sure than the reader (on the tilted
-    calibration set they moved more right colours than wrong): there they move only the dice
-    the reader is unsure of."""
-    usual = _usual_light(cast)
-    if usual and not settings.usual_light_joint:
-        return alone, alone_flags, color_probs
-    # under the training look's light the reader alone is right nearly always: there the inks
-    # move only the dice it is unsure of (joint_colour.usual_light_colours)
-    # under a light beyond the training look's one ink's dice are measured farther apart (UNUSUAL_HUE_SPREAD)
-    spread = UNUSUAL_HUE_SPREAD if cast is not None and cast > UNUSUAL_CAST else HUE_SPREAD
-    joint = (usual_light_colours(color_probs, inks()) if usual
-             else joint_colours(color_probs, inks(), spread=spread, dark=cast is None))
-    if usual and not joint.moved.any() and np.array_equal(joint.probs, color_probs):
-        return alone, alone_flags, color_probs
-    decoded = decode(value_probs, joint.probs, dice_set, settings.decoding)
-    # the set's constraint is still judged against what the reader itself saw
-    flags = _merged(_decision_flags(detections, faces, value_probs, color_probs, decoded, cast, settings, tuning),
-                    alone_flags)
-    flags["decoder"] = flags["decoder"] | np.array([a.uncertain for a in alone], dtype=bool)
-    flags["colour_moved"] = joint.moved | np.array([d.face != a.face for d, a in zip(decoded, alone)], dtype=bool)
-    if "colour_disputes" not in settings.disabled_doubts:
-        flags["colour_disputes"] = np.asarray(joint.disputed, dtype=bool)
-    return decoded, flags, joint.probs
-
-
-def _usual_light(cast: float | None) -> bool:
-    """The photo has a white reference and its light is within the training look's (UNUSUAL_CAST)."""
-    return cast is not None and cast <= UNUSUAL_CAST
+    decided = decide_dice(kept, models, settings, dice_set, profile)
+    dice = doubt_dice(decided, models.tuning, settings, dice_set)
+    return Analysis(decided.detections, decided.value_logits, decided.color_logits, dice, kept.light.unusual)
 
 
 @dataclass(frozen=True)
@@ -367,58 +277,6 @@ def _cubes(work: WorkImage, detections: list[Detection], faces: np.ndarray, read
                   lowered[kept], faint[kept])
 
 
-def _decision_flags(
-    detections: list[Detection], faces: np.ndarray, value_probs: np.ndarray, color_probs: np.ndarray,
-    decoded: list[DecodedDie], cast: float | None, settings: ReadSettings, tuning: Tuning,
-) -> dict[str, np.ndarray]:
-    """Per doubt raised where the dice are decided (doubts.DECISION_DOUBTS), the boxes it flags
-    beyond the decoder's own confidence: a box the detector or the face head is unsure of, a die
-    under a light the reader is trusted less in, and a die the set's constraint read otherwise
-    than the reader saw it (the set cannot produce what it saw: something was misread)."""
-    n = len(detections)
-    off = settings.disabled_doubts
-    flags = {"decoder": np.zeros(n, dtype=bool),
-             "weak_box": np.array([d.score < tuning.detection_sure for d in detections], dtype=bool)
-             | (faces < tuning.face_sure)}
-    # a light beyond the training look: the reader's confidences are worth less (see UNUSUAL_CAST);
-    # so under a light no white reference tells (dark bodies), which may be as far beyond it
-    light = "unusual_light" if cast is not None and cast > UNUSUAL_CAST else "unknown_light" if cast is None else ""
-    if light and light not in off:
-        flags[light] = np.zeros(n, dtype=bool)
-        flags[light][[d.index for d in decoded]] = [d.confidence < tuning.unusual_light_sure for d in decoded]
-    if "set_changes" not in off:
-        flags["set_changes"] = np.zeros(n, dtype=bool)
-        for d in decoded:
-            # what the reader saw on the face, before the set had its say
-            seen = Face(VALUE_CLASSES[int(value_probs[d.index].argmax())],
-                        COLOR_CLASSES[int(color_probs[d.index].argmax())])
-            flags["set_changes"][d.index] = d.face != seen
-    return flags
-
-
-def _any(flags: dict[str, np.ndarray], n: int) -> np.ndarray:
-    out = np.zeros(n, dtype=bool)
-    for flagged in flags.values():
-        out |= flagged
-    return out
-
-
-def _merged(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Two sets of named flags over the same boxes, each name's flags joined."""
-    n = len(next(iter(a.values())))
-    return {name: a.get(name, np.zeros(n, dtype=bool)) | b.get(name, np.zeros(n, dtype=bool)) for name in {**a, **b}}
-
-
-def _doubted(unsure: np.ndarray, decoded: list[DecodedDie], tuning: Tuning) -> np.ndarray:
-    """doubts.doubted_photo over the dice read, each flagged for `unsure` or the decoder's own
-    doubt (a box no die was decoded from is left as it is)."""
-    index = [d.index for d in decoded]
-    flagged = unsure[index] | np.array([d.uncertain for d in decoded], dtype=bool)
-    out = np.zeros(len(unsure), dtype=bool)
-    out[index] = doubted_photo(flagged, np.array([d.confidence for d in decoded]), tuning.doubts)
-    return out
-
-
 def read_work_image(
     work: WorkImage, models: Models, settings: ReadSettings = DEFAULT_SETTINGS, dice_set: DiceSet | None = None,
     profile: Profile | None = None,
@@ -427,18 +285,6 @@ def read_work_image(
     readings = analyse(work, models, settings, dice_set, profile).dice
     # reading order: top to bottom, then left to right, by rows of about one die's height
     return sorted(readings, key=lambda r: (round(r.box[1] / max(r.box[3] - r.box[1], 1)), r.box[0]))
-
-
-def _reading(work: WorkImage, det: Detection, d: DecodedDie, doubts: list[str], value_probs: np.ndarray,
-             color_probs: np.ndarray, dice_set: DiceSet) -> DieReading:
-    """One decoded die; flagged when the decoder is unsure of its face or any of `doubts` (the names
-    of those raised about it) holds, with what is doubted and the runner-up face then."""
-    uncertain = d.uncertain or bool(doubts)
-    if not uncertain:
-        return DieReading(d.face.value, d.face.color, d.confidence, work.to_full(det.box), d.die)
-    doubt = doubt_of(doubts, float(value_probs[value_index(d.face.value)]), float(color_probs[color_index(d.face.color)]))
-    return DieReading(d.face.value, d.face.color, d.confidence, work.to_full(det.box), d.die, uncertain=True,
-                      doubt=doubt, runner_up=runner_up(value_probs, color_probs, d.face, dice_set))
 
 
 def read_image(
