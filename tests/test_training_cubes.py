@@ -65,11 +65,11 @@ def test_the_pair_rows_record_a_faint_face_dropped_on_its_cubes_side(tmp_path, m
     import json
     import shutil
 
-    import companion.vision.pipeline as pipeline
+    import companion.vision.stage3_one_per_cube as one_per_cube
     import training.evaluate as evaluate
     from training.cube_pairs import main
 
-    for module, name in ((pipeline, "decide"), (evaluate, "analyse")):  # main wraps both: put back after
+    for module, name in ((one_per_cube, "decide"), (evaluate, "analyse")):  # main wraps both: put back after
         monkeypatch.setattr(module, name, getattr(module, name))
     photo = PHOTOS / "warm_calib_8301_000190.jpg"
     (tmp_path / "set" / "images").mkdir(parents=True)
@@ -91,12 +91,12 @@ def test_the_pair_rows_command_run_again_writes_the_same_files(tmp_path, monkeyp
     import json
     import shutil
 
-    import companion.vision.pipeline as pipeline
+    import companion.vision.stage3_one_per_cube as one_per_cube
     import training.evaluate as evaluate
     from training.cube_pairs import main as cube_pairs
 
     # the command records through wrappers it installs: put the originals back afterwards
-    monkeypatch.setattr(pipeline, "decide", pipeline.decide)
+    monkeypatch.setattr(one_per_cube, "decide", one_per_cube.decide)
     monkeypatch.setattr(evaluate, "analyse", evaluate.analyse)
 
     data = tmp_path / "set"

@@ -9,7 +9,7 @@ import pytest
 from companion.vision.image_io import load_work_image
 from companion.vision.detector import Detection
 from companion.vision.models import load_models, models_present
-from companion.vision.pipeline import read_boxes
+from companion.vision.stage2_read import read_boxes
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
 pytestmark = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")

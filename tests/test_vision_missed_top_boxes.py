@@ -1,4 +1,4 @@
-"""The missed-top check (pipeline._missed_tops) looks for a cube's missed top face only where no
+"""The missed-top check (stage3_one_per_cube._missed_tops) looks for a cube's missed top face only where no
 box the detector found lies: a box found beyond the surest ones the reader reads is still a box,
 not a missed face (real ONNX models, a regenerated tilted photo)."""
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from companion.dice import MAX_DICE
-from companion.vision import pipeline
+from companion.vision import pipeline, stage2_read, stage3_one_per_cube
 from companion.vision.stage1_find_faces import find_faces
 from companion.vision.image_io import load_work_image
 from companion.vision.models import load_models, models_present
@@ -25,14 +25,14 @@ def test_boxes_found_beyond_those_read_are_no_missed_top_faces(monkeypatch):
     _, found = faces.image, faces.boxes
     assert len(found) > READ
     looked_past: list[int] = []
-    real_candidates = pipeline.candidates
+    real_candidates = stage3_one_per_cube.candidates
 
     def candidates(heat, stride, kept, others, nearer):
         looked_past.append(len(others))
         return real_candidates(heat, stride, kept, others, nearer)
 
-    monkeypatch.setattr(pipeline, "candidates", candidates)
-    monkeypatch.setattr(pipeline, "EXTRA_CANDIDATES", READ - MAX_DICE)
+    monkeypatch.setattr(stage3_one_per_cube, "candidates", candidates)
+    monkeypatch.setattr(stage2_read, "EXTRA_CANDIDATES", READ - MAX_DICE)
     kept = pipeline.kept_boxes(work, models, settings, embeddings=False)
     assert kept is not None and len(kept.detections) == READ
     assert looked_past == [len(found)]  # every box found marks its peak, read or not

@@ -29,7 +29,7 @@ import numpy as np
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES
 from companion.vision.image_io import load_work_image
 from companion.vision.models import CALIBRATION_FILE, default_models_dir, load_models
-from companion.vision.pipeline import read_boxes
+from companion.vision.stage2_read import read_boxes
 from companion.vision.stage1_find_faces import find_faces
 from companion.vision.reader import softmax
 from companion.vision.settings import MAX_VIEWS

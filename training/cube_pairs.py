@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 import companion.vision.pipeline as pipeline
+import companion.vision.stage3_one_per_cube as one_per_cube
 from companion.dice import standard_set
 from companion.vision import cubes
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES
@@ -169,7 +170,7 @@ def main(argv: list[str] | None = None) -> None:
     settings = FIRST_SEARCH if args.first_search else DEFAULT_SETTINGS
     models = load_models(args.models)
     # the pipeline and evaluate, as they run, through the recording wrappers
-    setattr(pipeline, "decide", _recording_decide)  # noqa: B010
+    setattr(one_per_cube, "decide", _recording_decide)  # noqa: B010
     setattr(evaluate, "analyse", _recording_analyse)  # noqa: B010
     if args.photos:  # written afresh, as --out: a run's rows, not a previous run's too
         args.photos.write_text("", encoding="utf-8")

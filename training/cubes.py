@@ -35,7 +35,8 @@ from companion.vision.calibration import Calibration
 from companion.vision.detector import DetectorModel
 from companion.vision.models import CALIBRATION_FILE, DETECTOR_FILE, READER_FILE, Models, default_models_dir
 from companion.vision.reader import ReaderModel, softmax
-from companion.vision.pipeline import DEFAULT_SETTINGS, EXTRA_CANDIDATES, read_boxes
+from companion.vision.pipeline import DEFAULT_SETTINGS
+from companion.vision.stage2_read import EXTRA_CANDIDATES, read_boxes
 from companion.vision.stage1_find_faces import find_faces
 from companion.vision.settings import ReadSettings
 from training.common import FIRST_SEARCH_HELP, LabelledImage, per_photo, read_dataset

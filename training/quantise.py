@@ -42,7 +42,7 @@ import numpy as np
 from companion.dice import MAX_DICE
 from companion.vision.image_io import load_work_image
 from companion.vision.models import DETECTOR_FILE, READER_FILE, Models, default_models_dir, load_models
-from companion.vision.pipeline import EXTRA_CANDIDATES, reader_crops
+from companion.vision.stage2_read import EXTRA_CANDIDATES, reader_crops
 from companion.vision.stage1_find_faces import find_faces
 from training.common import read_dataset, save_onnx
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,11 +25,9 @@ from companion.vision.models import Models
 from companion.vision.profile import Profile
 from companion.vision.reader import softmax
 from companion.vision.settings import ReadSettings
+from companion.vision.stage3_one_per_cube import KeptBoxes
 from companion.vision.tuning import Tuning
 from companion.vision.white_balance import BALANCE_CAST, UNUSUAL_COLOUR_TEMPERATURE
-
-if TYPE_CHECKING:
-    from companion.vision.pipeline import KeptBoxes
 
 # The photo's light, told by its light dice bodies (inks.light_cast): beyond UNUSUAL_CAST the
 # light is more coloured than nearly all the training look's; the crops were then corrected
