@@ -56,7 +56,7 @@ def test_the_faint_face_is_over_the_threshold_upright_and_under_it_in_all_views(
     assert all(box_iou(work.to_full(d.box), box) < IOU_MIN for d in found)
     assert [d for d in faint if box_iou(work.to_full(d.box), box) >= IOU_MIN]
     assert all(d.score >= models.detector.threshold for d in faint)
-    assert faint_faces([], found) == []
+    assert faint_faces([], found, models.tuning.search) == []
 
 
 # Photo 11 of data/stress_warm_calib (`training.synth --split calib --seed 2301 --light warm`) and photo

@@ -9,10 +9,12 @@ from companion.vision.detector import Detection, Heatmap, box_ious
 from companion.vision.image_io import NEAR_DETAIL, load_work_image
 from companion.vision.models import load_models, models_present
 from companion.vision.pipeline import analyse
-from companion.vision.stage1_find_faces import (MAX_ZOOM, SMALL_FACE_PX, USUAL_FACE_PX, _typical_face, _zoom, find_faces,
-                                                zoom_for_faces)
+from companion.vision.stage1_find_faces import MAX_ZOOM, _typical_face, _zoom, find_faces, zoom_for_faces
+from companion.vision.tuning import shipped_tuning
 from companion.vision.regions import faint_regions, input_windows, merge_if_cheaper, merge_touching
 from companion.vision.settings import ReadSettings
+
+SEARCH = shipped_tuning().search
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
 STRIDE = 4
@@ -124,16 +126,16 @@ def test_boxes_that_together_cost_more_than_their_bounding_box_become_it():
 
 def test_a_photo_whose_far_dice_are_small_is_searched_again_though_its_near_dice_are_large():
     # a tilted photo from sitting height: five near dice at the usual size, three far ones
-    # boxed at under SMALL_FACE_PX, too few to bring the median down
+    # boxed at under SEARCH.small_face_px, too few to bring the median down
     sides = [45.0, 50.0, 53.0, 60.0, 40.0, 24.0, 26.0, 28.0]
     detections = [Detection((0.0, 0.0, s, s * 0.8), 0.9) for s in sides]
-    assert float(np.median(sides)) >= SMALL_FACE_PX
+    assert float(np.median(sides)) >= SEARCH.small_face_px
     # zoomed by what the median face asks: the near dice do not grow past what the models know
-    zoom = zoom_for_faces(sides)
-    assert _zoom(detections) == zoom == pytest.approx(USUAL_FACE_PX / float(np.median(sides))) and zoom > 1.0
+    zoom = zoom_for_faces(sides, SEARCH)
+    assert _zoom(detections, SEARCH) == zoom == pytest.approx(SEARCH.usual_face_px / float(np.median(sides))) and zoom > 1.0
     # all dice at the usual size: no second search; none found at all: the sharpest copy
-    assert zoom_for_faces([45.0, 50.0, 40.0, 38.0]) == 1.0
-    assert zoom_for_faces([]) == MAX_ZOOM
+    assert zoom_for_faces([45.0, 50.0, 40.0, 38.0], SEARCH) == 1.0
+    assert zoom_for_faces([], SEARCH) == MAX_ZOOM
 
 
 def test_box_ious_of_a_column_of_boxes_against_a_row_is_every_pairs():

@@ -1,5 +1,5 @@
 """A photo too small for a sharper copy, whose faces are small, is searched again in the working
-image itself at a larger detector input (ReadSettings.zoom_within_work, stage1_find_faces.MIN_WORK_ZOOM):
+image itself at a larger detector input (ReadSettings.zoom_within_work, the tuning's min_work_zoom):
 a 960-px photo holds twice the pixels of the detector's 448-px input.
 
 Real ONNX models through the real pipeline on a generated calibration photo kept in tests/photos

@@ -21,6 +21,7 @@ from companion.vision.image_io import WorkImage, load_detail, load_work_image
 from companion.vision.models import Models
 from companion.vision.pipeline import DEFAULT_SETTINGS
 from companion.vision.stage1_find_faces import zoom_for_faces
+from companion.vision.tuning import SearchLevels
 from companion.vision.profile import Profile, ProfileError
 from companion.vision.reader import softmax
 from companion.vision.reading import Box
@@ -60,7 +61,7 @@ def learn_photo(profile: Profile | None, photo: str, source: bytes | str | os.Pa
     boxes = [_inside(d.box, work, i) for i, d in enumerate(dice)]
     if not dice:
         return profile if profile is not None else Profile.empty(reader.fingerprint, embedding_width(models))
-    image = _crop_source(work, boxes)
+    image = _crop_source(work, boxes, models.tuning.search)
     crops = np.stack([box_crop(image.rgb, image.to_work(b), reader.size) for b in boxes])
     if settings.balance_light:  # the crops as a reading of this photo sees them (white_balance.py)
         crops = light_correction(image.rgb, [image.to_work(b) for b in boxes]).apply(crops)
@@ -84,9 +85,9 @@ def _inside(box: Box, work: WorkImage, index: int) -> Box:
     return (max(0.0, x0), max(0.0, y0), min(float(w), x1), min(float(h), y1))
 
 
-def _crop_source(work: WorkImage, boxes: list[Box]) -> WorkImage:
+def _crop_source(work: WorkImage, boxes: list[Box], levels: SearchLevels) -> WorkImage:
     """The image the pipeline would cut these faces from: the sharper copy when they are small."""
-    zoom = zoom_for_faces([max(b[2] - b[0], b[3] - b[1]) / work.scale_x for b in boxes])
+    zoom = zoom_for_faces([max(b[2] - b[0], b[3] - b[1]) / work.scale_x for b in boxes], levels)
     return work if zoom <= 1.0 else load_detail(work, round(work.long_side * zoom))
 
 

@@ -17,29 +17,12 @@ from companion.vision.image_io import MAX_DETAIL, WorkImage, load_detail
 from companion.vision.models import Models
 from companion.vision.regions import Box, faint_regions, input_windows
 from companion.vision.settings import ReadSettings
+from companion.vision.tuning import SearchLevels
 
 DEFAULT_SETTINGS = ReadSettings()
 
-# Photos whose faces are under SMALL_FACE_PX in the working image are searched again in a
-# sharper copy, zoomed so that the typical (median) face is about USUAL_FACE_PX (what the
-# models learnt from), by at most MAX_ZOOM (the sharpest copy load_work_image keeps); see
-# find_faces. Whether to is told by the smaller faces (the SMALL_FACE_SHARE quantile), not the
-# median: a tilted photo from sitting height shows its near dice twice as large as its far
-# ones, and the far ones, missed or boxed loosely (top and side face together) at the
-# working size, are what the sharper copy is for. How much it zooms still follows the median
-# (a photo whose median face is already USUAL_FACE_PX is not searched again).
-SMALL_FACE_PX = 36.0
-SMALL_FACE_SHARE = 0.25
-USUAL_FACE_PX = 56.0
+# The sharpest copy load_work_image keeps: a second search zooms by at most this.
 MAX_ZOOM = MAX_DETAIL
-# A photo with no sharper copy (at most 1.2 times the working size: the generator's 480-960 px)
-# still holds more pixels than the detector's input: its small faces are searched again in the
-# working image at up to its own size (ReadSettings.zoom_within_work), from this zoom.
-MIN_WORK_ZOOM = 1.05
-# an upright view's box overlapping a box of the views averaged beyond this is that box (faint_faces)
-FAINT_SAME_FACE = 0.3
-# ... and one is looked at only within this many of a box's sides from it: beside a side face boxed
-FAINT_REACH = 1.2
 
 
 @dataclass(frozen=True)
@@ -72,13 +55,14 @@ def find_faces(work: WorkImage, models: Models, settings: ReadSettings = DEFAULT
     detector = models.detector
     upright = detector.heatmap(work.rgb)  # one view tells the faces' size; the others may not be needed
     first = detector.detections(upright)
-    zoom = _zoom(first) if settings.zoom_small_faces else 1.0
+    levels = models.tuning.search
+    zoom = _zoom(first, levels) if settings.zoom_small_faces else 1.0
     if zoom > 1.0:
         zoomed_side = round(work.long_side * zoom)
         sharper = load_detail(work, zoomed_side)
         # without a sharper copy, the working image's own pixels: more than the detector's input
         within = 1.0 if sharper is not work else min(zoom, work.long_side / detector.input_long_side)
-        if sharper is not work or (settings.zoom_within_work and within > MIN_WORK_ZOOM):
+        if sharper is not work or (settings.zoom_within_work and within > levels.min_work_zoom):
             regions = faint_regions(upright, detector.stride, _typical_face(first), settings.faint_heat)
             views = (settings.zoomed_views if sharper is not work else None) or settings.detector_views
             found = _search_regions(detector, sharper, work, regions, views, zoomed_side, within)
@@ -88,20 +72,20 @@ def find_faces(work: WorkImage, models: Models, settings: ReadSettings = DEFAULT
     else:
         heatmap = detector.views_near_peaks(upright, settings.detector_views, settings.mirror_band)
     found = _surest(detector.detections(heatmap))
-    return FoundFaces(work, found, work, upright, faint_faces(first, found))
+    return FoundFaces(work, found, work, upright, faint_faces(first, found, levels))
 
 
-def faint_faces(upright: list[Detection], found: list[Detection]) -> list[Detection]:
+def faint_faces(upright: list[Detection], found: list[Detection], levels: SearchLevels) -> list[Detection]:
     """The boxes the upright view alone finds over the detector's threshold (`upright`, with its
     heat) that no box of the views averaged (`found`) marks: the mirror views took them under it.
 
     Seen from well off vertical, a dark cube's top face is a thin band over the larger side face
     turned to the camera; the mirror views, which see the cube upside down, lower its heat. Only a
-    box beside a box found (FAINT_REACH) is looked at: elsewhere such boxes are prints and bare ground. Scored by the upright view's heat: the cube
+    box beside a box found (levels.faint_reach) is looked at: elsewhere such boxes are prints and bare ground. Scored by the upright view's heat: the cube
     model, which weighs a box's detector score, takes the averaged one for a side face's."""
     boxes = np.array([f.box for f in found]).reshape(-1, 4)
-    return [d for d in upright if not (box_ious(np.array(d.box), boxes) > FAINT_SAME_FACE).any()
-            and any(math.dist(d.centre, f.centre) <= FAINT_REACH * f.side for f in found)][:MAX_DICE]
+    return [d for d in upright if not (box_ious(np.array(d.box), boxes) > levels.faint_same_face).any()
+            and any(math.dist(d.centre, f.centre) <= levels.faint_reach * f.side for f in found)][:MAX_DICE]
 
 
 def _search_regions(
@@ -123,20 +107,20 @@ def _surest(detections: list[Detection]) -> list[Detection]:
     return sorted(detections, key=lambda d: -d.score)
 
 
-def _zoom(detections: list[Detection]) -> float:
+def _zoom(detections: list[Detection], levels: SearchLevels) -> float:
     """How much sharper the image should be for faces of the size the models know (1: as it is)."""
-    return zoom_for_faces([_face_size(d) for d in detections])
+    return zoom_for_faces([_face_size(d) for d in detections], levels)
 
 
-def zoom_for_faces(sides: list[float]) -> float:
+def zoom_for_faces(sides: list[float], levels: SearchLevels) -> float:
     """The zoom for faces whose longer sides (working-image pixels) are `sides`: when the
-    smaller of them (SMALL_FACE_SHARE) are small, what brings the median to about USUAL_FACE_PX
+    smaller of them (levels.small_face_share) are small, what brings the median to about levels.usual_face_px
     (1, no second search, when the median is already that large); none: MAX_ZOOM."""
     if not sides:
         return MAX_ZOOM
-    if float(np.quantile(sides, SMALL_FACE_SHARE)) >= SMALL_FACE_PX:
+    if float(np.quantile(sides, levels.small_face_share)) >= levels.small_face_px:
         return 1.0
-    return min(MAX_ZOOM, max(1.0, USUAL_FACE_PX / max(float(np.median(sides)), 1.0)))
+    return min(MAX_ZOOM, max(1.0, levels.usual_face_px / max(float(np.median(sides)), 1.0)))
 
 
 def _face_size(d: Detection) -> float:

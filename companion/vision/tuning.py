@@ -50,12 +50,25 @@ class DoubtLevels:
 
 
 @dataclass(frozen=True, slots=True)
+class SearchLevels:
+    """The levels of the search for faces (stage1_find_faces.py)."""
+
+    small_face_px: float  # faces this small (working-image pixels) are searched again in a sharper copy
+    small_face_share: float  # ... told by this quantile of the faces found
+    usual_face_px: float  # ... zoomed so that the median face is about this large
+    min_work_zoom: float  # a photo without a sharper copy is searched again in its own pixels from this zoom
+    faint_same_face: float  # an upright view's box overlapping a found box beyond this is that box
+    faint_reach: float  # ... and one is read only within this many of a found box's sides from it
+
+
+@dataclass(frozen=True, slots=True)
 class Tuning:
     """The levels the pipeline decides with (pipeline.py) and those its doubts flag from."""
 
     detection_sure: float  # a box the detector scores lower is flagged
     face_sure: float  # a box the face head rates lower is flagged
     unusual_light_sure: float  # under an unusual or untold light a die is flagged under this confidence
+    search: SearchLevels
     doubts: DoubtLevels
 
     @classmethod
@@ -70,9 +83,10 @@ class Tuning:
             except (KeyError, TypeError, ValueError):
                 raise TuningError(f"{source} has no level {name} (a number under levels.{name}.value)") from None
 
-        own = {f.name: value(f.name) for f in fields(cls) if f.name != "doubts"}
+        own = {f.name: value(f.name) for f in fields(cls) if f.name not in ("search", "doubts")}
+        search = SearchLevels(**{f.name: value(f.name) for f in fields(SearchLevels)})
         doubts = DoubtLevels(**{f.name: value(f.name) for f in fields(DoubtLevels)})
-        return cls(**own, doubts=doubts)
+        return cls(**own, search=search, doubts=doubts)
 
     @classmethod
     def load(cls, folder: Path) -> Tuning:
