@@ -39,7 +39,7 @@ from companion.rules import best_score
 from companion.rules.phases import PHASES
 from companion.vision.image_io import load_work_image
 from companion.vision.models import load_models
-from companion.vision.pipeline import DEFAULT_SETTINGS, analyse
+from companion.vision.pipeline import DEFAULT_SETTINGS, Analysis, analyse
 from companion.vision.settings import ReadSettings
 from training.common import LabelledImage, read_dataset
 from training.misreads import misread_sheet
@@ -171,14 +171,27 @@ def match_boxes(boxes: list, scores: list[float], truths: list) -> list[int]:
 
 
 def evaluate_image(image: LabelledImage, models, settings: ReadSettings = DEFAULT_SETTINGS) -> ImageResult:
+    return evaluate_analysis(image, *analyse_image(image, models, settings))
+
+
+def analyse_image(image: LabelledImage, models, settings: ReadSettings = DEFAULT_SETTINGS) -> tuple[Analysis, float]:
+    """The pipeline's analysis of a labelled photo, and the milliseconds it took (decode included)."""
     t0 = time.perf_counter()
-    work = load_work_image(image.path)
-    result = analyse(work, models, settings)
-    ms = (time.perf_counter() - t0) * 1000
+    result = analyse(load_work_image(image.path), models, settings)
+    return result, (time.perf_counter() - t0) * 1000
+
+
+def matched_truths(image: LabelledImage, result: Analysis) -> list[int]:
+    """Per die of `result`, the index of the labelled die it reads, or -1 (match_boxes)."""
+    return match_boxes([d.box for d in result.dice], [d.score for d in result.detections], list(image.dice))
+
+
+def evaluate_analysis(image: LabelledImage, result: Analysis, ms: float = 0.0) -> ImageResult:
+    """What the player gets from one analysed photo, against its labels."""
     out = ImageResult(image, ms=ms)
     truths = list(image.dice)
     scores = [d.score for d in result.detections]
-    matched = match_boxes([d.box for d in result.dice], scores, truths)
+    matched = matched_truths(image, result)
     taken = {j for j in matched if j >= 0}
     matches: dict[int, Match] = {}
     out.sure_dice = sum(not d.uncertain for d in result.dice)

@@ -230,6 +230,7 @@ class CubeDecision:
 
     drop: np.ndarray
     check: np.ndarray
+    side: np.ndarray | None = None  # the cube model's probability that the box is a side face (None: no model)
 
 
 def decide(
@@ -256,7 +257,7 @@ def decide(
     drop, kept_for = _second_on_cube(pairs, model)
     near |= tied_boxes(detections, faces, together) | _doubted_beside(pairs, drop)
     # which of the two is the top face is not certain either: the one kept is flagged
-    return CubeDecision(drop, (near | kept_for | (side >= model.flag)) & ~drop)
+    return CubeDecision(drop, (near | kept_for | (side >= model.flag)) & ~drop, side)
 
 
 def _doubted_beside(pairs: _Pairs, drop: np.ndarray) -> np.ndarray:

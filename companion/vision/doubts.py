@@ -27,7 +27,8 @@ from companion.vision.detector import Detection
 from companion.vision.inks import Ink
 from companion.vision.joint_colour import joint_colours
 from companion.vision.reader import softmax
-from companion.vision.tuning import DoubtLevels
+from companion.vision.tuning import DoubtLevels, Tuning
+from companion.vision.white_balance import BALANCE_CAST
 
 # The detector clips its boxes at the image's edge: a box this near it touches the frame.
 CUT_EDGE = 0.5
@@ -229,6 +230,7 @@ class PhotoContext:
     second: np.ndarray  # maybe a second box on a cube (cubes.py)
     weak: np.ndarray  # the detector is unsure of the box
     levels: DoubtLevels  # the models' tuning (tuning.py)
+    side: np.ndarray | None = None  # the cube model's probability that the box is a side face (None: no model)
 
     @property
     def boxes(self) -> list[tuple[float, float, float, float]]:
@@ -333,3 +335,205 @@ def runner_up(value_probs: np.ndarray, color_probs: np.ndarray, read: Face, dice
     score = [value_probs[value_index(f.value)] * color_probs[color_index(f.color)] for f in faces]
     return faces[int(np.argmax(score))]
 
+
+# --- the doubts as scores: what a fitted doubt model weighs (training/doubt_model.py) -------------
+
+# Per score, what it is about (as KINDS): a fitted model asks of a flagged die the kind whose scores
+# raise its probability of being wrong the most (training/doubt_model.py: DoubtModel.kind).
+FEATURES: dict[str, DoubtKind | None] = {
+    "confidence": None,  # the decoder's confidence in the face, as log-odds
+    "value_prob": "value",  # the decided value's probability, as log-odds
+    "colour_prob": "color",  # the decided colour's probability, as log-odds
+    "value_lead": "value",  # the reader's value log-odds over the next value
+    "colour_lead": "color",  # ... its colour's over the next colour
+    "value_lead_share": "value",  # log of the value lead over the median of the photo's other dice's
+    "colour_lead_share": "color",  # ... the colour lead's
+    "face": "die",  # the face head's log-odds that the box is a die's top face
+    "face_share": "die",  # those log-odds less the median of the photo's other dice's
+    "face_share_tilted": "die",  # ... times the view's perspective (capped at 1): a side face shows in tilted views
+    "perspective": None,  # how strongly the photo's faces grow toward the camera (cubes.perspective)
+    "detection": "die",  # the detector's score
+    "second_box": "die",  # maybe a second box on a cube (cubes.py): 0 or 1
+    "side_face": "die",  # the cube model's probability that the box is a side face (cubes.py; 0 without it)
+    "photo_second": "die",  # another box of the photo is maybe a second box on a cube: 0 or 1
+    "photo_weakest": None,  # the detector's lowest score among the photo's other boxes (doubtful_photo)
+    "missed_top": "die",  # a top face beyond the box was missed: a side face (top_faces.py): 0 or 1
+    "turns_disagree": None,  # the reader's turns disagree: 0 or 1
+    "set_changes": None,  # the set's constraint read it otherwise than the reader saw it: 0 or 1
+    "colour_moved": "color",  # the photo's inks, decided together, moved its colour: 0 or 1
+    "colour_disputed": "color",  # ... or its ink disputes the colour: 0 or 1
+    "ink_against": "color",  # log-odds of the other colour of its pair over its own, by the photo's inks (ink_doubts)
+    "faint_warm": "color",  # on dark bodies, log of its warm ink's chroma over the photo's other warm inks'
+    "size_share": "die",  # log of its longer side over the smallest other box's (oversized_boxes)
+    "flat_lead": "die",  # its body-like ground less the most of any other box's (flat_prints)
+    "at_edge": "die",  # the box touches the photo's edge: 0 or 1
+    "edge_area": "die",  # at the edge, log of its area over the median of the other boxes' (cut_boxes)
+    "shorter_side": "value",  # log of the box's shorter side in the pixels it was read in (small_faces)
+    "cast": None,  # the light's cast told by the dice's bodies (0: none told)
+    "no_reference": None,  # no light body tells the light (dark bodies): 0 or 1
+    "photo_unsure": None,  # the mean doubt (1 - confidence) of the photo's other dice
+    "dice": None,  # how many dice the photo reads
+}
+# Each doubt above as one score, from FEATURES' (doubt_margins): how far the die lies beyond the
+# doubt's level (the tuning's), its gate included (over 0: the doubt's own level flags it; under 0:
+# by how far it would not). A fitted model may then weigh each doubt as its level does, or otherwise.
+MARGINS: dict[str, DoubtKind | None] = {
+    "small_face_margin": "value",  # small_faces: under small_face pixels with a lead under small_face_lead
+    "value_margin": "value",  # value_margin_doubts: the lead's share under value_margin_share
+    "colour_margin": "color",  # colour_margin_doubts: under colour_margin_share
+    "face_margin": "die",  # face_margin_doubts: a tilted view, the face under face_share_below and the others'
+    "doubtful_photo_margin": "die",  # doubtful_photo: a weak or second box in the photo, the face under doubtful_face_sure
+    "turns_margin": None,  # turn_doubts: the turns disagree and the decoder is under turns_sure
+    "light_margin": None,  # a light no white reference tells, or beyond the usual: the decoder under unusual_light_sure
+    "oversized_margin": "die",  # oversized_boxes: over `oversized` times the smallest other box
+    "flat_print_margin": "die",  # flat_prints: a body-like ground over flat_print_lead above the others'
+    "cut_margin": "die",  # cut_boxes: at the edge with under cut_area of the others' median area
+    "faint_warm_margin": "color",  # faint_warm_inks: a warm ink's chroma under faint_warm_share of the others'
+}
+ALL_FEATURES: dict[str, DoubtKind | None] = {**FEATURES, **MARGINS}
+# A margin whose doubt does not apply to the die (no gate passed): this far under its level.
+NOT_APPLIED = -10.0
+
+
+def _log_odds(p: np.ndarray, low: float = -12.0, high: float = 12.0) -> np.ndarray:
+    p = np.clip(np.asarray(p, dtype=np.float64), 1e-9, 1 - 1e-9)
+    return np.clip(np.log(p) - np.log1p(-p), low, high)
+
+
+def _others(x: np.ndarray, reduce: Callable[[np.ndarray], float], alone: float) -> np.ndarray:
+    """Per die, `reduce` over the photo's other dice (`alone` for a photo of one)."""
+    return np.array([reduce(np.delete(x, i)) if len(x) > 1 else alone for i in range(len(x))], dtype=np.float64)
+
+
+def _ink_against(ctx: PhotoContext, colours: list[Color | None]) -> np.ndarray:
+    """Per die: the log-odds of the other colour of its pair over its own, after the photo's inks
+    are weighed against the reader's softened colours as ink_doubts does (0 where they are not asked)."""
+    out = np.zeros(len(colours))
+    if not ctx.usual_light or not colours:
+        return out
+    joint = joint_colours(softmax(ctx.color_logits, ctx.color_temperature * ctx.levels.ink_doubt_temperature), ctx.inks())
+    partner = {Color.RED: Color.ORANGE, Color.ORANGE: Color.RED, Color.GREEN: Color.BLUE, Color.BLUE: Color.GREEN}
+    probs = np.clip(joint.probs, 1e-9, 1.0)
+    for i, c in enumerate(colours):
+        if c is not None:
+            out[i] = np.log(probs[i, color_index(partner[c])]) - np.log(probs[i, color_index(c)])
+    return np.clip(out, -12.0, 12.0)
+
+
+def _faint_warm(ctx: PhotoContext, colours: list[Color | None]) -> np.ndarray:
+    """Per die read red or orange on dark bodies: log of its ink's chroma over the median of the
+    photo's other red and orange dice's (0 elsewhere: faint_warm_inks's measure)."""
+    out = np.zeros(len(colours))
+    warm = np.flatnonzero([c in (Color.RED, Color.ORANGE) for c in colours])
+    if ctx.cast is not None or len(warm) < 2:
+        return out
+    chroma = np.array([ink.chroma for ink in ctx.inks()], dtype=np.float64)
+    for i in warm:
+        other = float(np.median(chroma[warm[warm != i]]))
+        out[i] = np.log((chroma[i] + 1e-3) / (other + 1e-3))
+    return np.clip(out, -6.0, 3.0)
+
+
+def doubt_scores(ctx: PhotoContext, decided: dict[str, np.ndarray], value_probs: np.ndarray,
+                 colour_probs: np.ndarray) -> np.ndarray:
+    """(n, len(FEATURES)): per box of the photo, the doubts' continuous scores and the reader's
+    margins, in FEATURES' order. `decided`: the flags raised where the dice were decided
+    (DECISION_DOUBTS' names; one missing reads as all False); `value_probs` (n, 11) and
+    `colour_probs` (n, 4): what the decoder decided from."""
+    n = len(ctx.detections)
+    if n == 0:
+        return np.zeros((0, len(FEATURES)))
+    colours = ctx.colours()
+    values: list[Face | None] = [None] * n
+    for d in ctx.decoded:
+        values[d.index] = d.face
+    decided_value = np.array([value_probs[i, value_index(f.value)] if f is not None else 0.0
+                              for i, f in enumerate(values)])
+    decided_colour = np.array([colour_probs[i, color_index(f.color)] if f is not None else 0.0
+                               for i, f in enumerate(values)])
+    confidence = ctx.confidence()
+    value_lead = np.clip(_leads(np.asarray(ctx.value_logits).reshape(n, -1)), 0.0, 40.0)
+    colour_lead = np.clip(_leads(np.asarray(ctx.color_logits).reshape(n, -1)), 0.0, 40.0)
+    face = _log_odds(ctx.faces)
+    view = perspective(ctx.detections)
+    face_share = face - _others(face, lambda x: float(np.median(x)), float(face[0]) if n else 0.0)
+    boxes = np.asarray(ctx.boxes, dtype=np.float64).reshape(-1, 4)
+    sides = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
+    area = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+    ground = np.array([body_like_ground(ctx.rgb, b, ctx.levels) for b in ctx.boxes], dtype=np.float64)
+    height, width = ctx.rgb.shape[:2]
+    at_edge = ((boxes[:, 0] <= CUT_EDGE) | (boxes[:, 1] <= CUT_EDGE)
+               | (boxes[:, 2] >= width - CUT_EDGE) | (boxes[:, 3] >= height - CUT_EDGE))
+    edge_area = np.log(np.maximum(area, 1.0) / np.maximum(_others(area, lambda x: float(np.median(x)), 1e9), 1.0))
+
+    detection = np.array([d.score for d in ctx.detections], dtype=np.float64)
+    second = np.asarray(ctx.second, dtype=np.float64)
+
+    def flag(name: str) -> np.ndarray:
+        return np.asarray(decided.get(name, np.zeros(n, dtype=bool)), dtype=np.float64)
+
+    columns = {
+        "confidence": _log_odds(confidence),
+        "value_prob": _log_odds(decided_value),
+        "colour_prob": _log_odds(decided_colour),
+        "value_lead": value_lead,
+        "colour_lead": colour_lead,
+        "value_lead_share": np.log((value_lead + 0.1) / (_others(value_lead, lambda x: float(np.median(x)), 0.0) + 0.1)),
+        "colour_lead_share": np.log((colour_lead + 0.1) / (_others(colour_lead, lambda x: float(np.median(x)), 0.0) + 0.1)),
+        "face": face,
+        "face_share": face_share,
+        "face_share_tilted": face_share * min(view, 1.0),
+        "perspective": np.full(n, view),
+        "detection": detection,
+        "second_box": second,
+        "side_face": np.zeros(n) if ctx.side is None else np.asarray(ctx.side, dtype=np.float64),
+        "photo_second": _others(second, lambda x: float(x.max()), 0.0),
+        "photo_weakest": _others(detection, lambda x: float(x.min()), 1.0),
+        "missed_top": flag("missed_tops"),
+        "turns_disagree": np.zeros(n) if ctx.agree is None else (~np.asarray(ctx.agree, dtype=bool)).astype(np.float64),
+        "set_changes": flag("set_changes"),
+        "colour_moved": flag("colour_moved"),
+        "colour_disputed": flag("colour_disputes"),
+        "ink_against": _ink_against(ctx, colours),
+        "faint_warm": _faint_warm(ctx, colours),
+        "size_share": np.log(sides / _others(sides, lambda x: float(x.min()), float(sides[0]))),
+        "flat_lead": ground - _others(ground, lambda x: float(x.max()), float(ground[0])),
+        "at_edge": at_edge.astype(np.float64),
+        "edge_area": np.where(at_edge, np.clip(edge_area, -6.0, 3.0), 0.0),
+        "shorter_side": np.log(np.maximum(np.minimum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]), 1.0)),
+        "cast": np.full(n, 0.0 if ctx.cast is None else ctx.cast),
+        "no_reference": np.full(n, float(ctx.cast is None)),
+        "photo_unsure": _others(1.0 - confidence, lambda x: float(x.mean()), 0.0),
+        "dice": np.full(n, float(n)),
+    }
+    return np.stack([columns[name] for name in FEATURES], axis=1)
+
+
+def doubt_margins(scores: np.ndarray, tuning: Tuning) -> np.ndarray:
+    """(n, len(ALL_FEATURES)): FEATURES' scores (n, len(FEATURES)) and MARGINS' after them, at the
+    levels of `tuning`."""
+    x = np.asarray(scores, dtype=np.float64).reshape(-1, len(FEATURES))
+    f = {name: x[:, i] for i, name in enumerate(FEATURES)}
+    levels = tuning.doubts
+
+    def log_odds(p: float) -> float:
+        return float(np.log(p / (1 - p)))
+
+    unusual = (f["no_reference"] > 0) | (f["cast"] > BALANCE_CAST)
+    doubtful = (f["photo_second"] > 0) | (f["second_box"] > 0) | (f["photo_weakest"] < tuning.detection_sure) | (
+        f["detection"] < tuning.detection_sure)
+    margins = {
+        "small_face_margin": np.minimum(np.log(levels.small_face) - f["shorter_side"], levels.small_face_lead - f["value_lead"]),
+        "value_margin": np.log(levels.value_margin_share) - f["value_lead_share"],
+        "colour_margin": np.log(levels.colour_margin_share) - f["colour_lead_share"],
+        "face_margin": np.minimum.reduce([f["perspective"] - levels.tilted_view,
+                                          log_odds(levels.face_share_below) - f["face"], -f["face_share"]]),
+        "doubtful_photo_margin": np.where(doubtful, log_odds(levels.doubtful_face_sure) - f["face"], NOT_APPLIED),
+        "turns_margin": np.where(f["turns_disagree"] > 0, log_odds(levels.turns_sure) - f["confidence"], NOT_APPLIED),
+        "light_margin": np.where(unusual, log_odds(tuning.unusual_light_sure) - f["confidence"], NOT_APPLIED),
+        "oversized_margin": f["size_share"] - np.log(levels.oversized),
+        "flat_print_margin": f["flat_lead"] - levels.flat_print_lead,
+        "cut_margin": np.where(f["at_edge"] > 0, np.log(levels.cut_area) - f["edge_area"], NOT_APPLIED),
+        "faint_warm_margin": np.where(f["faint_warm"] != 0, np.log(levels.faint_warm_share) - f["faint_warm"], NOT_APPLIED),
+    }
+    return np.concatenate([x, np.stack([margins[name] for name in MARGINS], axis=1).reshape(len(x), -1)], axis=1)

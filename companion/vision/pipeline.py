@@ -30,7 +30,7 @@ from companion.vision.stage1_find_faces import find_faces
 from companion.vision.stage2_read import read_faces
 from companion.vision.stage3_one_per_cube import KeptBoxes, one_face_per_cube
 from companion.vision.stage4_decide import decide_dice
-from companion.vision.stage5_doubt import doubt_dice
+from companion.vision.stage5_doubt import doubt_dice, doubt_scores_of
 
 DEFAULT_SETTINGS = ReadSettings()
 
@@ -44,6 +44,7 @@ class Analysis:
     color_logits: np.ndarray  # (n, 4)
     dice: list[DieReading]  # dice[i] belongs to detections[i]
     unusual_light: bool = False  # the crops were corrected for a light beyond the training look's
+    scores: np.ndarray | None = None  # (n, doubts.FEATURES): the doubts' scores, where asked for (analyse's `scores`)
 
 
 def _nothing() -> Analysis:
@@ -52,16 +53,18 @@ def _nothing() -> Analysis:
 
 def analyse(
     work: WorkImage, models: Models, settings: ReadSettings = DEFAULT_SETTINGS, dice_set: DiceSet | None = None,
-    profile: Profile | None = None,
+    profile: Profile | None = None, scores: bool = False,
 ) -> Analysis:
-    """Everything one reading computes, the stages in order (see the module docstring)."""
+    """Everything one reading computes, the stages in order (see the module docstring); with
+    `scores`, the doubts' continuous scores too (stage5_doubt.doubt_scores_of)."""
     dice_set = dice_set or standard_set()
     kept = kept_boxes(work, models, settings, dice_set, profile, embeddings=False)
     if kept is None:
         return _nothing()
     decided = decide_dice(kept, models, settings, dice_set, profile)
     dice = doubt_dice(decided, models.tuning, settings, dice_set)
-    return Analysis(decided.detections, decided.value_logits, decided.color_logits, dice, kept.light.unusual)
+    return Analysis(decided.detections, decided.value_logits, decided.color_logits, dice, kept.light.unusual,
+                    doubt_scores_of(decided, models.tuning) if scores else None)
 
 
 def kept_boxes(

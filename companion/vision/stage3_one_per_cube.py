@@ -41,6 +41,7 @@ class KeptBoxes:
     second: np.ndarray  # maybe a second box on a cube: to flag
     cast: float | None  # the light's cast told by the kept dice's bodies (inks.light_cast; None: no white reference)
     lone: np.ndarray  # maybe a cube's side face whose top face was missed (top_faces.py): to flag
+    side: np.ndarray  # the cube model's probability that the box is a side face (0 without one)
 
 
 def one_face_per_cube(
@@ -52,9 +53,9 @@ def one_face_per_cube(
     faint_box, light = faces_read.faint_box, faces_read.light
     # an unsure box unlike every die this table confirmed is none of its dice (profile.py)
     allowed = None if profile is None else profile.keeps(read.embedding, faces)
-    keep, second = _kept_boxes(detections, faces, faces_read.face_threshold, settings, allowed,
-                               lambda kept: _cubes(work, detections, faces, read, models, kept, dice_set,
-                                                   faces < models.calibration.face_threshold, faint_box))
+    keep, second, side = _kept_boxes(detections, faces, faces_read.face_threshold, settings, allowed,
+                                     lambda kept: _cubes(work, detections, faces, read, models, kept, dice_set,
+                                                         faces < models.calibration.face_threshold, faint_box))
     if not keep:
         return None
     # the light was told by every box read, the photo's cast (analyse) by the dice kept: where
@@ -73,7 +74,7 @@ def one_face_per_cube(
                             settings, light, not faces_read.embeddings)
     lone[faint_box] = True  # the mirror views doubt a faint face: flagged too
     return KeptBoxes(work, detections, light, read, faces, keep, second, None if reference is None else cast_of(reference),
-                     lone)
+                     lone, side)
 
 
 def _missed_tops(
@@ -119,21 +120,25 @@ def _scaled(d: Detection, by: float) -> Detection:
 def _kept_boxes(
     detections: list[Detection], faces: np.ndarray, face_threshold: float | np.ndarray, settings: ReadSettings,
     allowed: np.ndarray | None = None, cubes: Callable[[list[int]], CubeDecision] | None = None,
-) -> tuple[list[int], np.ndarray]:
+) -> tuple[list[int], np.ndarray, np.ndarray]:
     """The boxes read as dice (surest first) and, per box, whether to flag it as maybe a
     cube's side face (cubes.py: one the cube model drops with settings.one_per_cube, when its
-    cube's other box is read, is flagged instead without it). `allowed` (None: all): the boxes
-    a dice-set profile does not turn down."""
+    cube's other box is read, is flagged instead without it) and the cube model's probability
+    that it is one (0 without a model). `allowed` (None: all): the boxes a dice-set profile does
+    not turn down."""
     passes = np.asarray(faces) >= face_threshold  # one threshold, or one per box (_face_threshold)
     keep = [i for i in range(len(detections)) if passes[i] and (allowed is None or allowed[i])]
     cube = cubes(keep) if cubes is not None else decide(None, [detections[i] for i in keep], faces[keep], None)
     second = np.zeros(len(detections), dtype=bool)
     flag = cube.check if settings.one_per_cube else cube.check | cube.drop
     second[[keep[k] for k in np.flatnonzero(flag)]] = True
+    side = np.zeros(len(detections))
+    if cube.side is not None:
+        side[keep] = cube.side
     if settings.one_per_cube:
         keep = [i for k, i in enumerate(keep) if not cube.drop[k]]
     # more boxes than dice in the set: the weakest cannot all be dice; keep the 10 surest
-    return keep[:MAX_DICE], second
+    return keep[:MAX_DICE], second, side
 
 
 def _cubes(work: WorkImage, detections: list[Detection], faces: np.ndarray, read: ReaderLogits, models: Models,

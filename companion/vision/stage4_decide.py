@@ -55,6 +55,7 @@ class DecidedDice:
     agree: np.ndarray | None  # did the reader's turns agree (None: one turn)
     second: np.ndarray  # maybe a second box on a cube (cubes.py)
     lone: np.ndarray  # maybe a side face whose top face was missed (top_faces.py)
+    side: np.ndarray  # the cube model's probability that the box is a side face (0 without one)
 
 
 def decide_dice(
@@ -88,7 +89,7 @@ def decide_dice(
     return DecidedDice(work, detections, faces, value_logits, color_logits, cal.color_temperature, value_probs,
                        color_probs, decoded, flags,
                        cast, inks, None if read.agree is None else read.agree[keep], kept.second[keep],
-                       kept.lone[keep])
+                       kept.lone[keep], kept.side[keep])
 
 
 def usual_light(cast: float | None) -> bool:

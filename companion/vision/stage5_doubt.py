@@ -8,7 +8,7 @@ import numpy as np
 from companion.dice import DiceSet
 from companion.vision.decoder import DecodedDie, color_index, value_index
 from companion.vision.detector import Detection
-from companion.vision.doubts import PhotoContext, doubt_of, doubted_photo, raised, runner_up
+from companion.vision.doubts import PhotoContext, doubt_of, doubt_scores, doubted_photo, raised, runner_up
 from companion.vision.image_io import WorkImage
 from companion.vision.reading import DieReading
 from companion.vision.settings import ReadSettings
@@ -19,15 +19,27 @@ from companion.vision.tuning import Tuning
 def doubt_dice(decided: DecidedDice, tuning: Tuning, settings: ReadSettings, dice_set: DiceSet) -> list[DieReading]:
     """The decided dice as read, each flagged when any doubt not disabled holds (in detection order)."""
     detections = decided.detections
-    context = PhotoContext(decided.image.rgb, detections, decided.faces, decided.value_logits, decided.color_logits,
-                           decided.color_temperature, decided.decoded, decided.cast, usual_light(decided.cast),
-                           decided.inks, decided.agree, decided.second,
-                           np.array([d.score < tuning.detection_sure for d in detections], dtype=bool), tuning.doubts)
+    context = _context(decided, tuning)
     flags = {**decided.flags, **raised(context, settings.disabled_doubts)}
     if "doubted_photos" not in settings.disabled_doubts:  # many dice flagged: the photo's less sure ones too
         flags["doubted_photos"] = _doubted(_any(flags, len(detections)), decided.decoded, tuning)
     return [_reading(decided.image, detections[d.index], d, [name for name, f in flags.items() if f[d.index]],
                      decided.value_probs[d.index], decided.color_probs[d.index], dice_set) for d in decided.decoded]
+
+
+def doubt_scores_of(decided: DecidedDice, tuning: Tuning) -> np.ndarray:
+    """(n, doubts.FEATURES): per decided die, the doubts' continuous scores and the reader's margins
+    (doubts.doubt_scores; what training/doubt_model.py fits a doubt model on)."""
+    return doubt_scores(_context(decided, tuning), decided.flags, decided.value_probs, decided.color_probs)
+
+
+def _context(decided: DecidedDice, tuning: Tuning) -> PhotoContext:
+    detections = decided.detections
+    return PhotoContext(decided.image.rgb, detections, decided.faces, decided.value_logits, decided.color_logits,
+                        decided.color_temperature, decided.decoded, decided.cast, usual_light(decided.cast),
+                        decided.inks, decided.agree, decided.second,
+                        np.array([d.score < tuning.detection_sure for d in detections], dtype=bool), tuning.doubts,
+                        decided.side)
 
 
 def _any(flags: dict[str, np.ndarray], n: int) -> np.ndarray:
