@@ -174,10 +174,12 @@ def evaluate_image(image: LabelledImage, models, settings: ReadSettings = DEFAUL
     return evaluate_analysis(image, *analyse_image(image, models, settings))
 
 
-def analyse_image(image: LabelledImage, models, settings: ReadSettings = DEFAULT_SETTINGS) -> tuple[Analysis, float]:
-    """The pipeline's analysis of a labelled photo, and the milliseconds it took (decode included)."""
+def analyse_image(image: LabelledImage, models, settings: ReadSettings = DEFAULT_SETTINGS,
+                  scores: bool = False) -> tuple[Analysis, float]:
+    """The pipeline's analysis of a labelled photo (with `scores`, the doubts' scores too), and the
+    milliseconds it took (decode included)."""
     t0 = time.perf_counter()
-    result = analyse(load_work_image(image.path), models, settings)
+    result = analyse(load_work_image(image.path), models, settings, scores=scores)
     return result, (time.perf_counter() - t0) * 1000
 
 
