@@ -365,7 +365,29 @@ def fit(sets: list[SetScores], seed: int) -> tuple[DoubtModel, dict]:
     level = threshold_for(trials[depth, steps][1], wrong)
     model = replace(fit_trees(x, y, steps, depth), flag_from=level)
     return model, {"depth": depth, "trees": steps, "out_of_fold_right_flagged": trials[depth, steps][0],
-                   "flag_from": level}
+                   "flag_from": level, "against_the_doubts": compared(sets, trials[depth, steps][1] >= level)}
+
+
+def compared(sets: list[SetScores], flags: np.ndarray) -> dict:
+    """The choosing sets' dice and photos with `flags` (out of fold, over _pooled's dice) and with
+    the shipped doubts' flags: wrong dice read flagged, right dice flagged, photos with a silent error."""
+    out: dict[str, dict[str, float]] = {}
+    start = 0
+    rows = {"model": [], "doubts": []}
+    for s in sets:
+        keep = np.flatnonzero(s.truth != IGNORED)
+        mine = s.ladder.copy()  # a face cut by the frame keeps the doubts' flag: it is in no figure but sure_dice
+        mine[keep] = flags[start:start + len(keep)]
+        start += len(keep)
+        for name, f in (("model", mine), ("doubts", s.ladder)):
+            rows[name].append((f[s.wrong].sum(), s.wrong.sum(), f[s.truth == RIGHT].sum(), (s.truth == RIGHT).sum(),
+                               sum(r.silent_error for r in flagged_results(s, f)), len(s.photos)))
+    for name, r in rows.items():
+        a = np.array(r, dtype=np.float64).sum(axis=0)
+        out[name] = {"wrong_flagged": a[0] / a[1], "right_flagged": a[2] / a[3], "photos_silent": a[4] / a[5]}
+        print(f"  choosing sets, {name:<6}: wrong dice read flagged {a[0]:.0f}/{a[1]:.0f} ({a[0] / a[1]:.2%}), right dice "
+              f"flagged {a[2] / a[3]:.2%}, photos with a silent error {a[4]:.0f}/{a[5]:.0f}")
+    return out
 
 
 # --- the curve and what the player gets ---------------------------------------------------------
