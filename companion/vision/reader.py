@@ -9,8 +9,8 @@ a single reader file (a joined one without its parts, or one reader) reads throu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 import itertools
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -60,7 +60,7 @@ class ReaderModel:
     session: InferenceSession | None  # the reader file; None: read through `parts`
     size: int
     has_face_head: bool = False
-    has_embedding: bool = False  # the file's `embedding` output (training/reader_embedding.py)
+    has_embedding: bool = False  # the file's `embedding` output (training/reader_embedding.py), or the parts' features
     # names this reader's file (for parts, the joined file they were cut from): embeddings of
     # another reader mean nothing to it
     fingerprint: str = ""
