@@ -177,9 +177,10 @@ def main(argv=None) -> int:
         batches = detector_inputs(folders, args.limit, models)
         print(f"{len(batches)} working images")
     source = folder / FILES[args.model]
-    if args.model == "reader" and not source.is_file():  # the folder ships the reader's parts alone
-        source = join_folder(folder, Path(args.out).with_suffix(".joined.onnx"))
-    quantise(source, Path(args.out), args.model, batches, not args.full_range)
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.model == "reader" and not source.is_file():  # the folder ships the reader's parts alone
+            source = join_folder(folder, Path(tmp) / READER_FILE)
+        quantise(source, Path(args.out), args.model, batches, not args.full_range)
     print(f"wrote {args.out}")
     return 0
 
