@@ -212,6 +212,7 @@ def compare_spinning(paths: list[Path], repeat: int) -> dict[str, float]:
 
     from companion.vision import read_image
     from companion.vision.models import DETECTOR_FILE, READER_FILE, default_models_dir, load_models
+    from companion.vision.reader import PART_FILE
 
     shipped = load_models()
 
@@ -223,8 +224,11 @@ def compare_spinning(paths: list[Path], repeat: int) -> dict[str, float]:
         return ort.InferenceSession(str(default_models_dir() / name), sess_options=opts,
                                     providers=["CPUExecutionProvider"])
 
+    reader = shipped.reader  # read through its parts, or through its one file
+    spun = (dataclasses.replace(reader, parts=tuple(spinning(PART_FILE.format(k)) for k in range(len(reader.parts))))
+            if reader.parts else dataclasses.replace(reader, session=spinning(READER_FILE)))
     spin = dataclasses.replace(shipped, detector=dataclasses.replace(shipped.detector, session=spinning(DETECTOR_FILE)),
-                               reader=dataclasses.replace(shipped.reader, session=spinning(READER_FILE)))
+                               reader=spun)
     variants = {"sleeping threads (shipped)": shipped, "spinning threads": spin}
     medians, differ = _interleaved(paths, repeat, {name: functools.partial(read_image, models=models)
                                                    for name, models in variants.items()})

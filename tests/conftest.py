@@ -118,3 +118,13 @@ def stop_cli(process: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+@pytest.fixture(scope="session")
+def joined_reader(tmp_path_factory) -> Path:
+    """The shipped reader's parts joined back into one file (training.reader_join), alone in its folder."""
+    pytest.importorskip("onnx")
+    from companion.vision.models import default_models_dir
+    from training.reader_join import join_folder
+
+    return join_folder(default_models_dir(), tmp_path_factory.mktemp("joined") / "reader.onnx")

@@ -16,16 +16,15 @@ SAMPLES = Path(__file__).resolve().parent.parent / "sample_images"
 
 
 def other_reader(folder: Path) -> Path:
-    """The shipped models with a reader file of its own: the same network, one more metadata
-    entry (ModelProto field 14, appended: protobuf merges it), so its fingerprint differs. The
-    colour heads learnt on the shipped reader's embeddings are left out, as they would not fit."""
+    """The shipped models with a single reader file instead of the parts: the same network joined
+    into one file (training.reader_join), another file, so its fingerprint differs. The colour
+    heads learnt on the shipped reader's embeddings are left out, as they would not fit."""
     from companion.vision.models import default_models_dir
+    from training.reader_join import join_folder
 
-    shutil.copytree(default_models_dir(), folder, ignore=shutil.ignore_patterns("*.md", "*.py", "light_colour.json"))
-    key, value = b"made_for", b"a test of --models"
-    entry = b"\x0a" + bytes([len(key)]) + key + b"\x12" + bytes([len(value)]) + value
-    with open(folder / "reader.onnx", "ab") as f:
-        f.write(b"\x72" + bytes([len(entry)]) + entry)
+    shutil.copytree(default_models_dir(), folder,
+                    ignore=shutil.ignore_patterns("*.md", "*.py", "light_colour.json", "reader_part*.onnx"))
+    join_folder(default_models_dir(), folder / "reader.onnx")
     return folder
 
 

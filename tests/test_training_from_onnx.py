@@ -10,6 +10,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("onnx")
 
 from companion.vision.models import load_models, models_present  # noqa: E402
+from companion.vision.reader import ReaderModel  # noqa: E402
 from training.common import build_detector, init_weights  # noqa: E402
 from training.from_onnx import (  # noqa: E402
     _detector_batches, _reader_batches, main, onnx_weights, rebuilt_model, restore_batch_statistics,
@@ -65,13 +66,13 @@ def test_restored_statistics_bring_training_mode_closer_to_the_file(photos):
     assert _train_mode_gap(model, batches, session) < 0.8 * passed_through
 
 
-def test_the_ensemble_members_average_to_the_shipped_reader(photos):
+def test_the_ensemble_members_average_to_the_shipped_reader(photos, joined_reader):
     crops = next(iter(_reader_batches(photos, 6, 256, 64)))
-    reader = load_models().reader
+    reader = ReaderModel.load(joined_reader)
     outputs = reader.session.run(reader.heads, {"crops": crops.numpy()})
     parts = []
     for part in ("r0", "r1"):
-        weights, meta = onnx_weights(MODELS / "reader.onnx", part)
+        weights, meta = onnx_weights(joined_reader, part)
         model = rebuilt_model("reader", weights, meta, part)
         with torch.no_grad():
             parts.append([torch.log_softmax(head, -1).numpy() for head in model(crops)])
@@ -79,9 +80,9 @@ def test_the_ensemble_members_average_to_the_shipped_reader(photos):
         np.testing.assert_allclose((parts[0][k] + parts[1][k]) / 2, shipped, atol=1e-4)
 
 
-def test_a_reader_ensemble_needs_a_part():
+def test_a_reader_ensemble_needs_a_part(joined_reader):
     with pytest.raises(ValueError, match="no convolutions"):
-        onnx_weights(MODELS / "reader.onnx")
+        onnx_weights(joined_reader)
 
 
 def test_the_checkpoint_starts_a_fine_tune_where_the_file_is(photos, tmp_path):

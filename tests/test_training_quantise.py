@@ -10,7 +10,7 @@ pytest.importorskip("onnxruntime.quantization")
 
 from conftest import models_ready, sample_photos  # noqa: E402
 
-from companion.vision.models import DETECTOR_FILE, READER_FILE, default_models_dir, load_models  # noqa: E402
+from companion.vision.models import DETECTOR_FILE, default_models_dir, load_models  # noqa: E402
 from companion.vision.reader import softmax  # noqa: E402
 from companion.vision.session import open_session  # noqa: E402
 from training.quantise import detector_inputs, kept_float, main, name_nodes, pipeline_crops  # noqa: E402
@@ -23,8 +23,8 @@ def _ops(path: Path) -> dict[str, str]:
     return {n.name: n.op_type for n in onnx.load(str(path)).graph.node}
 
 
-def test_the_output_layers_are_those_left_32_bit():
-    reader = onnx.load(str(default_models_dir() / READER_FILE))
+def test_the_output_layers_are_those_left_32_bit(joined_reader):
+    reader = onnx.load(str(joined_reader))
     name_nodes(reader)
     kept = {n.op_type for n in reader.graph.node if n.name in kept_float(reader)}
     # the heads, their mean log-probabilities and the embedding's normalising: no convolution
@@ -37,7 +37,7 @@ def test_the_output_layers_are_those_left_32_bit():
 
 
 @pytest.mark.slow
-def test_the_quantised_reader_reads_the_sample_crops_as_the_shipped_one(tmp_path):
+def test_the_quantised_reader_reads_the_sample_crops_as_the_shipped_one(tmp_path, joined_reader):
     out = tmp_path / "reader.onnx"
     assert main(["--model", "reader", "--data", str(SAMPLES), "--out", str(out)]) == 0
     ops = _ops(out)
@@ -47,7 +47,7 @@ def test_the_quantised_reader_reads_the_sample_crops_as_the_shipped_one(tmp_path
     crops = pipeline_crops([SAMPLES], 0, load_models())
     batch = np.ascontiguousarray(crops.transpose(0, 3, 1, 2), dtype=np.float32)
     names = ["value", "color", "face"]
-    shipped = open_session(default_models_dir() / READER_FILE).run(names, {"crops": batch})
+    shipped = open_session(joined_reader).run(names, {"crops": batch})  # the shipped parts, joined
     quantised = open_session(out).run(names, {"crops": batch})
     for head, a, b in zip(names, shipped, quantised):
         assert b.dtype == np.float32

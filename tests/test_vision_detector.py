@@ -10,7 +10,8 @@ import pytest
 
 from companion.vision.detector import DetectorModel, local_peaks
 from companion.vision.image_io import NEAR_DETAIL, WORK_LONG_SIDE, load_work_image
-from companion.vision.models import CALIBRATION_FILE, DETECTOR_FILE, READER_FILE, load_models, models_present
+from companion.vision.models import CALIBRATION_FILE, DETECTOR_FILE, load_models, models_present
+from companion.vision.reader import PART_FILE
 from companion.vision.stage1_find_faces import MAX_ZOOM, find_faces
 from companion.vision.regions import merge_touching
 from companion.vision.settings import ReadSettings
@@ -40,7 +41,7 @@ def test_views_that_include_the_mirror_give_the_mirror_image_the_same_scores():
 
 
 def test_the_calibration_sets_the_detector_views(tmp_path):
-    for name in (DETECTOR_FILE, READER_FILE):
+    for name in (DETECTOR_FILE, PART_FILE.format(0), PART_FILE.format(1)):
         shutil.copy(MODELS / name, tmp_path / name)
     calibration = json.loads((MODELS / CALIBRATION_FILE).read_text())
     calibration["detector_views"] = 2

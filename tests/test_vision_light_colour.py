@@ -18,7 +18,6 @@ from companion.vision.light_colour import (
     possible_kinds,
 )
 from companion.vision.models import LIGHT_COLOUR_FILE, ModelsMissing, default_models_dir, load_models, models_present
-from companion.vision.reader import file_fingerprint
 from companion.vision.white_balance import LightCorrection
 from training.light_colour import EMBEDDING, fit
 from training.synth.dataset import encode_jpeg, render_indexed
@@ -35,7 +34,7 @@ def test_the_shipped_head_records_its_training_and_fits_the_shipped_reader():
     trained = meta["trained"]
     # made from training-split photos only, for this reader's embeddings
     assert trained["data"] and all("calib" not in d and "val" not in d for d in trained["data"])
-    assert trained["reader"] == file_fingerprint(default_models_dir() / "reader.onnx")
+    assert trained["reader"] == load_models().reader.fingerprint
     assert trained["steps"] > 0
     heads = LightColourHeads.load(HEAD)
     assert heads is not None and heads.heads and set(heads.heads) <= set(LIGHTS)
@@ -50,12 +49,12 @@ def test_a_folder_without_the_head_has_none(tmp_path):
 
 
 def test_heads_learnt_for_another_reader_are_refused(tmp_path):
-    # a retrained reader.onnx makes other embeddings: the heads must be made again, not misread them
+    # a retrained reader makes other embeddings: the heads must be made again, not misread them
     meta = json.loads(HEAD.read_text())
     meta["trained"]["reader"] = "0123456789abcdef"
     (tmp_path / LIGHT_COLOUR_FILE).write_text(json.dumps(meta))
     stale = LightColourHeads.load(tmp_path / LIGHT_COLOUR_FILE)
-    shipped = file_fingerprint(default_models_dir() / "reader.onnx")
+    shipped = load_models().reader.fingerprint
     with pytest.raises(ModelsMissing, match="another reader"):
         stale.get("corrected", shipped)
     assert LightColourHeads.load(HEAD).get("corrected", shipped) is not None

@@ -15,7 +15,9 @@ from companion.vision.crops import box_crop
 from companion.vision.image_io import load_work_image
 from companion.vision.models import default_models_dir, load_models, models_present
 from companion.vision.pipeline import kept_boxes
-from companion.vision.reader import PART_FILE, ReaderModel, load_parts, log_softmax, softmax
+from companion.vision.reader import (PART_FILE, PART_SOURCE, ReaderModel, file_fingerprint, load_parts, log_softmax,
+                                     softmax)
+from companion.vision.session import ModelsMissing, open_session
 from companion.vision.settings import ReadSettings
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
@@ -42,11 +44,11 @@ def _heads(read) -> list[np.ndarray]:
     return [read.value, read.color] + ([read.face] if read.face is not None else [])
 
 
-def test_the_shipped_parts_are_the_shipped_joined_reader():
+def test_the_shipped_parts_are_the_shipped_joined_reader(joined_reader):
     reader = load_models().reader
-    assert len(reader.parts) == 2
+    assert len(reader.parts) == 2 and reader.session is None  # models/ ships the parts alone
     crops = _batch(_crops())
-    joined = reader.session.run(reader.heads, {"crops": crops})
+    joined = ReaderModel.load(joined_reader).session.run(reader.heads, {"crops": crops})
     parts = [p.run(reader.heads, {"crops": crops}) for p in reader.parts]
     for k, head in enumerate(joined):
         mean = np.mean([log_softmax(part[k]) for part in parts], axis=0)
@@ -89,14 +91,33 @@ def test_no_cascade_without_it_or_when_no_crop_is_sure():
         assert np.allclose(a, b, atol=1e-5)
 
 
-def test_parts_of_another_reader_are_not_used(tmp_path):
+def test_the_parts_read_every_turn_as_the_joined_file_reads_and_keep_its_fingerprint(joined_reader):
+    """Every head and the embedding, voted over the turns, as the joined file gives them; the
+    reader's fingerprint is the file the parts were cut from (the profiles learnt with it fit)."""
+    parts, joined = load_models().reader, ReaderModel.load(joined_reader)
+    assert joined.session is not None and not joined.parts  # a joined file alone reads by itself
+    crops = _crops()
+    for stages in ({}, {"sure": 0.0, "sure_one": 1.0}, {"sure": 1.0, "sure_one": 1.0}):
+        a, b = parts.logits(crops, **stages), joined.logits(crops, **stages)
+        for x, y in zip(_heads(a) + [a.embedding], _heads(b) + [b.embedding]):
+            np.testing.assert_allclose(x, y, atol=1e-5)
+        assert (a.agree == b.agree).all()
+    sources = {open_session(default_models_dir() / PART_FILE.format(k)).get_modelmeta().custom_metadata_map[PART_SOURCE]
+               for k in range(2)}
+    assert sources == {parts.fingerprint} and parts.fingerprint != file_fingerprint(joined_reader)
+
+
+def test_parts_of_another_reader_are_not_used(tmp_path, joined_reader):
     models = default_models_dir()
-    shutil.copy(models / "reader.onnx", tmp_path / "reader.onnx")
+    shutil.copy(joined_reader, tmp_path / "reader.onnx")  # joined again: another file than the one cut
     for k in range(2):
         shutil.copy(models / PART_FILE.format(k), tmp_path / PART_FILE.format(k))
     fingerprint = load_models().reader.fingerprint
     assert len(load_parts(tmp_path / "reader.onnx", fingerprint, 2)) == 2
-    assert ReaderModel.load(tmp_path / "reader.onnx").parts  # the joined file says it joined two
+    alone = ReaderModel.load(tmp_path / "reader.onnx")  # the parts were cut from another file
+    assert alone.session is not None and alone.parts == () and alone.fingerprint == file_fingerprint(joined_reader)
+    (tmp_path / "reader.onnx").unlink()
+    assert ReaderModel.load(tmp_path / "reader.onnx").fingerprint == fingerprint  # the parts alone
     assert load_parts(tmp_path / "reader.onnx", "0123456789abcdef", 2) == ()  # cut from another file
     assert load_parts(tmp_path / "reader.onnx", fingerprint, 3) == ()  # a third part missing: none averaged
     (tmp_path / PART_FILE.format(1)).unlink()
@@ -127,10 +148,32 @@ def test_the_samples_read_alike_with_and_without_the_cascade():
         assert np.allclose([d.confidence for d in a.dice], [d.confidence for d in b.dice], atol=1e-3)
 
 
-def test_the_shipped_parts_are_what_the_recorded_command_cuts(tmp_path):
+def test_parts_of_two_files_are_refused(tmp_path):
+    import onnx
+
+    models = default_models_dir()
+    shutil.copy(models / PART_FILE.format(0), tmp_path / PART_FILE.format(0))
+    other = onnx.load(str(models / PART_FILE.format(1)))
+    next(p for p in other.metadata_props if p.key == PART_SOURCE).value = "0123456789abcdef"
+    onnx.save(other, str(tmp_path / PART_FILE.format(1)))
+    with pytest.raises(ModelsMissing, match="not cut from one file"):
+        ReaderModel.load(tmp_path / "reader.onnx")
+    (tmp_path / PART_FILE.format(1)).unlink()
+    with pytest.raises(ModelsMissing, match="missing"):
+        ReaderModel.load(tmp_path / "reader.onnx")
+
+
+def test_the_shipped_parts_are_what_the_recorded_commands_cut_from_the_joined_file(tmp_path, joined_reader):
+    """Cutting the file the parts join into gives the shipped parts again: the same graphs and
+    weights, the same record of each part's training (only the fingerprint of the source differs)."""
+    import onnx
+
     from training.reader_parts import main as cut
 
     models = default_models_dir()
-    assert cut([str(models / "reader.onnx"), "--out", str(tmp_path)]) == 0
+    assert cut([str(joined_reader), "--out", str(tmp_path)]) == 0
     for k in range(2):
-        assert (tmp_path / PART_FILE.format(k)).read_bytes() == (models / PART_FILE.format(k)).read_bytes()
+        again, shipped = (onnx.load(str(f / PART_FILE.format(k))) for f in (tmp_path, models))
+        assert again.graph.SerializeToString() == shipped.graph.SerializeToString()
+        meta = [{p.key: p.value for p in m.metadata_props if p.key != PART_SOURCE} for m in (again, shipped)]
+        assert meta[0] == meta[1]

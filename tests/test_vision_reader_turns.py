@@ -11,7 +11,7 @@ import pytest
 from companion.vision.crops import box_crop
 from companion.vision.image_io import load_work_image
 from companion.vision.models import load_models, models_present
-from companion.vision.reader import FIRST_TURNS
+from companion.vision.reader import FIRST_TURNS, ReaderModel
 from companion.vision.settings import ReadSettings
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
@@ -34,12 +34,12 @@ def _log_probs(logits: np.ndarray) -> np.ndarray:
     return logits - np.logaddexp.reduce(logits, axis=1, keepdims=True)
 
 
-def _turned_mean(reader, crops: np.ndarray, turns) -> list[np.ndarray]:
-    """Each head's log-probabilities averaged over the turns, straight from the session."""
+def _turned_mean(joined: ReaderModel, crops: np.ndarray, turns) -> list[np.ndarray]:
+    """Each head's log-probabilities averaged over the turns, straight from the joined file's session."""
     per_turn = []
     for k in turns:
         batch = np.ascontiguousarray(np.rot90(crops, k, axes=(1, 2)).transpose(0, 3, 1, 2), dtype=np.float32)
-        per_turn.append([_log_probs(h) for h in reader.session.run(reader.heads, {"crops": batch})])
+        per_turn.append([_log_probs(h) for h in joined.session.run(joined.heads, {"crops": batch})])
     return [np.mean(heads, axis=0) for heads in zip(*per_turn)]
 
 
@@ -48,12 +48,12 @@ def _heads(logits):
 
 
 @pytest.mark.slow
-def test_unsure_crops_get_every_turn_and_plain_ones_the_first_two():
-    reader = load_models().reader
+def test_unsure_crops_get_every_turn_and_plain_ones_the_first_two(joined_reader):
+    reader, joined = load_models().reader, ReaderModel.load(joined_reader)
     settings = ReadSettings()  # the shipped vote: 4 turns (here with two for every crop to start)
     crops = _crops()
-    first = _turned_mean(reader, crops, range(FIRST_TURNS))
-    every = _turned_mean(reader, crops, range(settings.reader_turns))
+    first = _turned_mean(joined, crops, range(FIRST_TURNS))
+    every = _turned_mean(joined, crops, range(settings.reader_turns))
     sure = np.ones(len(crops), bool)
     for head in first:
         sure &= np.exp(_log_probs(head)).max(1) > settings.reader_sure
@@ -68,10 +68,10 @@ def test_unsure_crops_get_every_turn_and_plain_ones_the_first_two():
 
 
 @pytest.mark.slow
-def test_a_crop_sure_at_the_first_turn_stops_there_and_the_others_go_on_as_before():
-    reader = load_models().reader
+def test_a_crop_sure_at_the_first_turn_stops_there_and_the_others_go_on_as_before(joined_reader):
+    reader, joined = load_models().reader, ReaderModel.load(joined_reader)
     crops = _crops()
-    one, two, every = (_turned_mean(reader, crops, range(n)) for n in (1, FIRST_TURNS, 4))
+    one, two, every = (_turned_mean(joined, crops, range(n)) for n in (1, FIRST_TURNS, 4))
 
     def sure(heads, level):
         return np.all([np.exp(_log_probs(h)).max(1) > level for h in heads], axis=0)
@@ -97,12 +97,12 @@ def _face_probability(face_log_probs: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.slow
-def test_with_face_bands_a_crop_whose_face_probability_leaves_its_stage_s_band_stops_and_the_others_read_as_before():
-    reader = load_models().reader
+def test_with_face_bands_a_crop_whose_face_probability_leaves_its_stage_s_band_stops_and_the_others_read_as_before(joined_reader):
+    reader, joined = load_models().reader, ReaderModel.load(joined_reader)
     if not reader.has_face_head:
         pytest.skip("the reader has no face head")
     crops = _crops()
-    one, two, every = (_turned_mean(reader, crops, range(n)) for n in (1, FIRST_TURNS, 4))
+    one, two, every = (_turned_mean(joined, crops, range(n)) for n in (1, FIRST_TURNS, 4))
 
     def sure(heads, level):
         return np.all([np.exp(_log_probs(h)).max(1) > level for h in heads], axis=0)

@@ -29,7 +29,7 @@ from conftest import REPO, models_ready, sample_photos, stop_cli
 wheel_test = pytest.mark.skipif(not models_ready() or not sample_photos(), reason="needs models/*.onnx and sample_images/")
 
 SOURCES = ["pyproject.toml", "README.md", "LICENSE", "companion", "web", "models"]
-SHIPPED_MODEL_FILES = ["detector.onnx", "reader.onnx", "reader_part0.onnx", "reader_part1.onnx", "calibration.json", "cubes.json", "light_colour.json", "README.md"]
+SHIPPED_MODEL_FILES = ["detector.onnx", "reader_part0.onnx", "reader_part1.onnx", "calibration.json", "cubes.json", "light_colour.json", "README.md"]
 
 
 def test_pyproject_lists_every_package():
@@ -74,6 +74,9 @@ def check_wheel_contents(wheel: Path) -> None:
     expected |= {f"companion/models/{name}" for name in SHIPPED_MODEL_FILES}
     missing = sorted(expected - names)
     assert missing == [], f"the wheel lacks {missing} (list the package in pyproject.toml)"
+    # each weight once: the reader's parts, not also the file joining them
+    models = {n for n in names if n.startswith("companion/models/") and n.endswith(".onnx")}
+    assert models == {f"companion/models/{n}" for n in SHIPPED_MODEL_FILES if n.endswith(".onnx")}
 
 
 def run(command: list[str], cwd: Path | None = None) -> str:

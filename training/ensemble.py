@@ -1,12 +1,12 @@
 """Join trained readers into one ONNX reader that averages their log-probabilities.
 
-    python -m training.ensemble runs/reader_s9/reader.onnx runs/reader_s10/reader.onnx --out models/reader.onnx
+    python -m training.ensemble runs/reader_s9/reader.onnx runs/reader_s10/reader.onnx --out runs/joined/reader.onnx
 
 Readers trained apart make partly different mistakes on hard faces (blurred, dark, steeply
 tilted); averaging their log-probabilities per head (value, colour, face) corrects some of
 them. The joined file takes the same input and gives the same outputs as each reader, and the
-calibration is fitted on it as on any reader; the run time reads it through its parts, cut
-apart again by training.reader_parts, only for the reader's cascade. The readers must agree on the crop they read (input_size, context).
+calibration is fitted on it as on any reader; models/ ships it as its parts, cut apart again
+by training.reader_parts, and the run time reads through them. The readers must agree on the crop they read (input_size, context).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Turn a shipped ONNX model back into a PyTorch checkpoint that `--init` can start from.
 
     .venv/bin/python -m training.from_onnx models/detector.onnx --data data/train --out runs/shipped/detector.pt
-    .venv/bin/python -m training.from_onnx models/reader.onnx --part r0 --data data/train --out runs/shipped/reader_r0.pt
+    .venv/bin/python -m training.from_onnx runs/joined/reader.onnx --part r0 --data data/train --out runs/shipped/reader_r0.pt
 
 Training checkpoints live in runs/, which is not committed, so a fresh machine has only the
 ONNX files: without this, every later stage would start from scratch. The export folded each
@@ -11,7 +11,7 @@ eval mode, and so that training mode, which normalises by each batch's statistic
 close to it too: each layer's running mean and variance are measured on training photos
 (`--data`), and the scale and shift are set to give back the file's output at those
 statistics. A reader ensemble (`training/ensemble.py`) holds several readers; `--part r0`
-takes the first.
+takes the first (models/ ships its parts: `training.reader_join models/ --out runs/joined/reader.onnx`).
 """
 
 from __future__ import annotations

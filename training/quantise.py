@@ -42,6 +42,7 @@ import numpy as np
 from companion.dice import MAX_DICE
 from companion.vision.image_io import load_work_image
 from companion.vision.models import DETECTOR_FILE, READER_FILE, Models, default_models_dir, load_models
+from training.reader_join import join_folder
 from companion.vision.stage2_read import EXTRA_CANDIDATES, reader_crops
 from companion.vision.stage1_find_faces import find_faces
 from training.common import read_dataset, save_onnx
@@ -175,7 +176,11 @@ def main(argv=None) -> int:
     else:
         batches = detector_inputs(folders, args.limit, models)
         print(f"{len(batches)} working images")
-    quantise(folder / FILES[args.model], Path(args.out), args.model, batches, not args.full_range)
+    source = folder / FILES[args.model]
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.model == "reader" and not source.is_file():  # the folder ships the reader's parts alone
+            source = join_folder(folder, Path(tmp) / READER_FILE)
+        quantise(source, Path(args.out), args.model, batches, not args.full_range)
     print(f"wrote {args.out}")
     return 0
 

@@ -1,6 +1,6 @@
 """Give a reader ONNX file an `embedding` output beside its heads, without retraining.
 
-    python -m training.reader_embedding models/reader.onnx --out models/reader.onnx
+    python -m training.reader_embedding runs/joined/reader.onnx --out runs/joined/reader.onnx
 
 The embedding is what each head reads: the features the reader pools from a crop just before
 its linear heads (for an ensemble, each part's own features). Each part's feature vector is
@@ -73,7 +73,12 @@ def add_embedding(model, width: int | None = None):
     return model, len(features)
 
 
-def _widths(model, features: list[str]) -> int:
+def embedding_metadata(parts: int) -> dict[str, str]:
+    """The metadata entry that says how the embedding of a reader of `parts` part(s) is made."""
+    return {EMBEDDING: f"{parts} part(s), each part's pooled features L2-normalised, concatenated, / sqrt({parts})"}
+
+
+def feature_widths(model, features: list[str]) -> int:
     """The embedding's width: the sum of the parts' feature widths (their heads' input rows)."""
     inits = {t.name: t for t in model.graph.initializer}
     total = 0
@@ -95,12 +100,12 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, required=True, help="where to write it (may be the same file)")
     args = ap.parse_args(argv)
     model = onnx.load(str(args.reader))
-    width = _widths(model, feature_tensors(model.graph)) or None
+    width = feature_widths(model, feature_tensors(model.graph)) or None
     try:
         model, parts = add_embedding(model, width)
     except ValueError as exc:
         ap.error(f"{args.reader}: {exc}")
-    meta = {EMBEDDING: f"{parts} part(s), each part's pooled features L2-normalised, concatenated, / sqrt({parts})"}
+    meta = embedding_metadata(parts)
     # save_onnx appends metadata entries: drop none of the file's own (seed, steps, parts...)
     save_onnx(model, args.out, meta)
     print(f"{args.out}: {EMBEDDING} output of {width} values from {parts} part(s)")

@@ -1,17 +1,20 @@
 """Split a joined reader (training.ensemble) into one ONNX file per part, for the reader's cascade.
 
-    python -m training.reader_parts models/reader.onnx --out models/
+    python -m training.reader_parts runs/joined/reader.onnx --out models/
 
 writes models/reader_part0.onnx, models/reader_part1.onnx, ...: part k's own nodes and weights,
 cut from the joined file unchanged, with its heads' raw logits (value, color, face) and its
 pooled features (`features`, what training.reader_embedding normalises into the embedding) as
 outputs. Each part's metadata names the SHA-256 fingerprint of the file it was cut from: the
-run-time uses parts only beside that very file (companion/vision/reader.py), so a reader joined
-or retrained again never runs with stale parts.
+run-time takes it as the reader's (profiles learnt with the joined file fit its parts), and uses
+parts beside a joined file only if cut from that very file (companion/vision/reader.py), so a
+reader joined or retrained again never runs with stale parts. models/ ships the parts alone
+(training.reader_join joins them again).
 
-The run-time reads every crop with the first part alone and only the crops it is not sure of
-with the others too (ReadSettings.reader_cascade); the mean of the parts' log-softmax is the
-joined file's output (tests/test_vision_reader_cascade.py).
+The run-time gives the joined file's output from the parts: the mean of their log-softmax, and
+their features joined into the embedding; its cascade reads every crop with the first part alone
+and only the crops it is not sure of with the others too (ReadSettings.reader_cascade;
+tests/test_vision_reader_cascade.py).
 """
 
 from __future__ import annotations

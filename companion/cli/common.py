@@ -54,7 +54,8 @@ def add_reader_flags(parser: argparse.ArgumentParser) -> None:
     """The run-time choices of the dice reader a user may make (the rest: COMPANION_* variables,
     docs/vision.md); each beats its variable."""
     parser.add_argument("--models", metavar="DIR", type=Path, default=None,
-                        help="the folder of the dice reader's models: detector.onnx, reader.onnx, calibration.json "
+                        help="the folder of the dice reader's models: detector.onnx, reader.onnx (or its parts "
+                        "reader_part0.onnx, reader_part1.onnx), calibration.json "
                         "(default: $COMPANION_MODELS, else the models the package ships)")
     parser.add_argument("--reader-turns", metavar="N", type=int, choices=range(1, 5), default=None,
                         help="quarter turns of each die the reader votes over, 1..4: fewer is faster and less "

@@ -17,7 +17,7 @@ from companion.vision.calibration import Calibration
 from companion.vision.cubes import CubeModel
 from companion.vision.detector import DetectorModel
 from companion.vision.light_colour import LightColourHeads
-from companion.vision.reader import ReaderModel
+from companion.vision.reader import PART_FILE, ReaderModel
 from companion.vision.session import ModelsMissing
 from companion.vision.settings import CPU_PROVIDERS
 from companion.vision.tuning import TUNING_FILE, Tuning, shipped_tuning
@@ -68,4 +68,5 @@ def load_models(folder: Path | None = None, providers: Sequence[str] = CPU_PROVI
 
 def models_present(folder: Path | None = None) -> bool:
     folder = folder or default_models_dir()
-    return (folder / DETECTOR_FILE).is_file() and (folder / READER_FILE).is_file()
+    reader = (folder / READER_FILE).is_file() or (folder / PART_FILE.format(0)).is_file()  # or its parts alone
+    return (folder / DETECTOR_FILE).is_file() and reader

@@ -1,19 +1,22 @@
 """The reader: a face crop's value (1..10, W), ink colour and (when it has that head) whether
 it is a die's top face at all, voted over quarter turns of the crop.
 
-A joined reader (training/ensemble.py) may have its parts beside it, one file each
-(training/reader_parts.py): the cascade then reads every crop with the first part alone and
-only the crops it leaves unsure with all parts, as the joined file would."""
+A joined reader (training/ensemble.py) is shipped as its parts, one file each
+(training/reader_parts.py): the reader then gives what the joined file would (the mean of the
+parts' log-probabilities, their features joined into the embedding), and its cascade reads every
+crop with the first part alone and only the crops it leaves unsure with all parts. A folder with
+a single reader file (a joined one without its parts, or one reader) reads through that file."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from companion.vision.session import metadata, open_session
+from companion.vision.session import ModelsMissing, metadata, open_session
 from companion.vision.settings import CPU_PROVIDERS, ReadSettings
 
 if TYPE_CHECKING:
@@ -54,23 +57,51 @@ class ReaderLogits:
 class ReaderModel:
     """Classifies a face crop: value (1..10, W) and ink colour, at any rotation."""
 
-    session: InferenceSession
+    session: InferenceSession | None  # the reader file; None: read through `parts`
     size: int
     has_face_head: bool = False
-    has_embedding: bool = False  # the file's `embedding` output (training/reader_embedding.py)
-    fingerprint: str = ""  # names this reader's file: embeddings of another reader mean nothing to it
-    # the joined file's parts, in its order (load_parts); none: no cascade, every crop gets the joined file
+    has_embedding: bool = False  # the file's `embedding` output (training/reader_embedding.py), or the parts' features
+    # names this reader's file (for parts, the joined file they were cut from): embeddings of
+    # another reader mean nothing to it
+    fingerprint: str = ""
+    # the joined file's parts, in its order (load_parts); none: no cascade, every crop gets `session`
     parts: tuple[InferenceSession, ...] = ()
 
     @classmethod
     def load(cls, path: Path, providers: Sequence[str] = CPU_PROVIDERS) -> ReaderModel:
+        """The reader file at `path`, or, beside it, the parts of the joined file it names (read
+        through them: the joined file is then not opened)."""
+        if not path.is_file():
+            return cls.load_parts_alone(path.parent, providers)
         session = open_session(path, providers)
-        outputs = [o.name for o in session.get_outputs()]
         fingerprint, meta = file_fingerprint(path), metadata(session)
         joined = len(meta.get(ENSEMBLE_META, "").split())  # training.ensemble names the files it joined
+        parts = load_parts(path, fingerprint, joined, providers)
+        if parts:
+            return cls._of_parts(parts, fingerprint)
+        outputs = [o.name for o in session.get_outputs()]
         return cls(session, int(meta.get("input_size", 64)), has_face_head="face" in outputs,
-                   has_embedding=EMBEDDING_OUTPUT in outputs, fingerprint=fingerprint,
-                   parts=load_parts(path, fingerprint, joined, providers))
+                   has_embedding=EMBEDDING_OUTPUT in outputs, fingerprint=fingerprint)
+
+    @classmethod
+    def load_parts_alone(cls, folder: Path, providers: Sequence[str] = CPU_PROVIDERS) -> ReaderModel:
+        """The parts in `folder` (PART_FILE, from 0 on) of one joined file, its fingerprint theirs."""
+        files = list(itertools.takewhile(Path.is_file, (folder / PART_FILE.format(k) for k in itertools.count())))
+        if len(files) < 2:
+            raise ModelsMissing(f"model file {folder / 'reader.onnx'} is missing, and so are its parts "
+                                f"{PART_FILE.format('N')} (train it: see models/README.md)")
+        parts = tuple(open_session(f, providers) for f in files)
+        sources = {metadata(p).get(PART_SOURCE, "") for p in parts}
+        if len(sources) != 1 or "" in sources:
+            raise ModelsMissing(f"{folder}: the reader's parts were not cut from one file (training/reader_parts.py)")
+        return cls._of_parts(parts, sources.pop())
+
+    @classmethod
+    def _of_parts(cls, parts: tuple[InferenceSession, ...], fingerprint: str) -> ReaderModel:
+        # every part has the same outputs; its pooled features make the embedding
+        outputs = [o.name for o in parts[0].get_outputs()]
+        return cls(None, int(metadata(parts[0]).get("input_size", 64)), has_face_head="face" in outputs,
+                   has_embedding=PART_FEATURES in outputs, fingerprint=fingerprint, parts=parts)
 
     @property
     def heads(self) -> list[str]:
@@ -122,7 +153,10 @@ class ReaderModel:
 
     def _part(self, k: int, crops: np.ndarray) -> list[np.ndarray]:
         """Part k's log-probabilities per head and its pooled features of the upright crops."""
-        batch = np.ascontiguousarray(crops.transpose(0, 3, 1, 2), dtype=np.float32)
+        return self._part_batch(k, np.ascontiguousarray(crops.transpose(0, 3, 1, 2), dtype=np.float32))
+
+    def _part_batch(self, k: int, batch: np.ndarray) -> list[np.ndarray]:
+        """Part k's log-probabilities per head and its pooled features of `batch` (n, 3, size, size)."""
         *heads, features = self.parts[k].run(self.heads + [PART_FEATURES], {"crops": batch})
         return [log_softmax(h) for h in heads] + [features]
 
@@ -131,15 +165,21 @@ class ReaderModel:
         log-probabilities and its embedding (each part's features of length 1, joined, / sqrt(parts));
         `known`: the first parts' answers, already read."""
         answers = known + [self._part(k, crops) for k in range(len(known), len(self.parts))]
+        means, embedding = self._joined(answers)
+        seen = np.stack([m.argmax(axis=1)[None] for m in means[:2]])
+        return [log_softmax(m) for m in means], embedding, seen
+
+    def _joined(self, answers: list[list[np.ndarray]]) -> tuple[list[np.ndarray], np.ndarray | None]:
+        """The joined file's outputs from its parts' `answers` (_part): each head the mean of the
+        parts' log-probabilities, and (with that output) the embedding: each part's features
+        scaled to length 1, joined, / sqrt(parts)."""
         n = len(self.heads)
         means = [np.mean([a[h] for a in answers], axis=0) for h in range(n)]
-        heads = [log_softmax(m) for m in means]
         embedding = None
         if self.has_embedding:
             unit = [a[n] / np.maximum(np.linalg.norm(a[n], axis=1, keepdims=True), 1e-12) for a in answers]
             embedding = np.concatenate(unit, axis=1) / np.sqrt(len(answers))
-        seen = np.stack([m.argmax(axis=1)[None] for m in means[:2]])
-        return heads, embedding, seen
+        return means, embedding
 
     def _staged(self, crops: np.ndarray, turns: int, sure: float, sure_one: float,
                 upright: tuple[list[np.ndarray], np.ndarray | None, np.ndarray] | None = None,
@@ -191,8 +231,12 @@ class ReaderModel:
         n = len(crops)
         views = [np.rot90(crops, k, axes=(1, 2)) for k in turns]
         batch = np.ascontiguousarray(np.concatenate(views).transpose(0, 3, 1, 2), dtype=np.float32)
-        names = self.heads + ([EMBEDDING_OUTPUT] if self.has_embedding else [])
-        outputs = self.session.run(names, {"crops": batch})
+        if self.session is None:
+            means, joined = self._joined([self._part_batch(k, batch) for k in range(len(self.parts))])
+            outputs = means + ([joined] if joined is not None else [])
+        else:
+            names = self.heads + ([EMBEDDING_OUTPUT] if self.has_embedding else [])
+            outputs = self.session.run(names, {"crops": batch})
         heads = [log_softmax(h).reshape(len(turns), n, -1).mean(axis=0) for h in outputs[:len(self.heads)]]
         embedding = outputs[-1].reshape(len(turns), n, -1).mean(axis=0) if self.has_embedding else None
         seen = np.stack([h.reshape(len(turns), n, -1).argmax(axis=2) for h in outputs[:2]])
