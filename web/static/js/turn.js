@@ -297,11 +297,13 @@ class TurnView {
       confirm.disabled = true;
       return;
     }
-    if (ev.error) {
+    // Faces the set cannot show at once are no roll: the server would refuse to record them.
+    const problem = ev.error || (ev.roll && !ev.roll.possible ? `${ev.roll.reason} Correct the dice.` : "");
+    if (problem) {
       box.className = "evaluation bad";
-      box.innerHTML = `<p>${esc(ev.error)}</p>`;
+      box.innerHTML = `<p>${esc(problem)}</p>`;
       verdict.className = "verdict bad";
-      verdict.textContent = ev.error;
+      verdict.textContent = problem;
       confirm.disabled = true;
       return;
     }
@@ -647,7 +649,8 @@ class TurnView {
     const status = this.$("#busy");
     status.hidden = !busy;
     status.textContent = message;
-    this.$("#confirm").disabled = busy || !this.evaluation || !!this.evaluation.error || !!this.evaluation.pending;
+    const ev = this.evaluation;
+    this.$("#confirm").disabled = busy || !ev || !!ev.error || !!ev.pending || (!!ev.roll && !ev.roll.possible);
   }
 
   // The last confirm's or undo's result, with Undo beside it, until the next turn's dice.
