@@ -21,7 +21,7 @@ def test_a_turn_by_hand_is_scored_recorded_persisted_and_seen_live(browser, page
     expect(other.locator("#current-player")).to_have_text("Ann")
     expect(other.locator("#live")).to_be_visible()
 
-    for token in ["7b", "7r", "7g", "3o", "3r", "1b"]:
+    for token in ["7b", "7r", "7g", "3o", "3r", "1r"]:
         add_die(page, token)
     expect(page.locator("#verdict")).to_contain_text("not complete")
     expect(page.locator("#confirm")).to_have_text("Confirm: Phase 1 missed")

@@ -392,7 +392,7 @@ def test_a_wild_shows_what_it_stands_for_under_it_not_as_an_equation(page):
 
 def test_in_small_chips_the_colour_letter_does_not_cover_the_digit(page):
     create_game(page)
-    add_dice(page, ["10g", "10b", "10r", "9b", "9o", "9g"])
+    add_dice(page, ["10r", "10b", "10o", "9o", "9r", "9g"])
     expect(page.locator("#verdict")).to_contain_text("complete")
     small = page.locator("#evaluation .chip.small")
     expect(small).to_have_count(6)
