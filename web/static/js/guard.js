@@ -16,6 +16,7 @@ export class BarGuard {
       if (this.waiting && event.target.closest(".bar-actions")) {
         event.preventDefault();
         event.stopPropagation();
+        this.hold(); // a finger still tapping: wait from this tap on
       }
     }, true);
   }
