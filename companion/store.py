@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 DEFAULT_DICE_SET = "Our dice"  # the set a scorepad starts with
 MAX_SET_NAME = 40
 APP_DIR_NAME = "phase10-companion"
@@ -67,6 +67,18 @@ CREATE TABLE profile_photos (
     created_at  REAL NOT NULL
 );
 CREATE INDEX profile_photos_by_set ON profile_photos(set_id);
+"""
+
+
+# Schema 3: the turn being played, as one page left it (its photo, roll and dice), so that a
+# reload or another phone picks it up where it was.
+_SCHEMA_3 = """
+CREATE TABLE turns (
+    game_id     TEXT PRIMARY KEY REFERENCES games(id) ON DELETE CASCADE,
+    seq         INTEGER NOT NULL,       -- the attempt it will be: stale once another is recorded
+    state       TEXT NOT NULL,          -- JSON: roll, photo_id, dice (token, source, checked)
+    updated_at  REAL NOT NULL
+);
 """
 
 
@@ -188,6 +200,9 @@ class Store:
             name = DEFAULT_DICE_SET.replace("'", "''")
             conn.executescript(f"BEGIN IMMEDIATE;{_SCHEMA_2}INSERT INTO dice_sets (name, created_at) "
                                f"VALUES ('{name}', {time.time()!r});PRAGMA user_version = 2;COMMIT;")
+            version = 2
+        if version == 2:
+            conn.executescript(f"BEGIN IMMEDIATE;{_SCHEMA_3}PRAGMA user_version = 3;COMMIT;")
 
     def schema_version(self) -> int:
         with self._read() as conn:
@@ -285,6 +300,33 @@ class Store:
                 conn.execute("DELETE FROM profile_photos WHERE photo_id = ?", (last.photo_id,))
             conn.execute("UPDATE games SET updated_at = ? WHERE id = ?", (time.time(), game_id))
         return last
+
+    # -- the turn being played -------------------------------------------------------------
+
+    def save_turn(self, game_id: str, seq: int, state: dict[str, Any]) -> None:
+        """Keep the unconfirmed turn `seq` of a game (Conflict once that attempt is recorded)."""
+        with self._write() as conn:
+            if conn.execute("SELECT 1 FROM games WHERE id = ?", (game_id,)).fetchone() is None:
+                raise NotFound(f"no game {game_id!r}")
+            recorded = len(_attempts(conn, game_id))
+            if seq != recorded:
+                raise Conflict(f"attempt {seq + 1} is not the one being played (the next is {recorded + 1}); "
+                               "the scorepad has been refreshed")
+            photo_id = state.get("photo_id")
+            if photo_id is not None:
+                row = conn.execute("SELECT game_id FROM photos WHERE id = ?", (photo_id,)).fetchone()
+                if row is None or row["game_id"] != game_id:
+                    raise NotFound(f"no photo {photo_id} in this game")
+            conn.execute("INSERT OR REPLACE INTO turns (game_id, seq, state, updated_at) VALUES (?, ?, ?, ?)",
+                         (game_id, seq, json.dumps(state), time.time()))
+
+    def turn(self, game_id: str, seq: int) -> dict[str, Any] | None:
+        """The kept state of turn `seq`, or None (none kept, or kept for another attempt)."""
+        with self._read() as conn:
+            row = conn.execute("SELECT seq, state FROM turns WHERE game_id = ?", (game_id,)).fetchone()
+        if row is None or row["seq"] != seq:
+            return None
+        return json.loads(row["state"])
 
     # -- photos --------------------------------------------------------------------------
 

@@ -25,8 +25,8 @@ SIZES = {"phone": PHONE, "desktop": DESKTOP}
 # Attempts to play before the turn screen is shown: (dice) in turn order Ann, Bob, Cy, ...
 OPENING = [
     ["7b", "7r", "7g", "3o", "3r", "Wb"],      # Ann makes Phase 1
-    ["1r", "2o", "3g", "4b", "5r", "6o"],      # Bob misses
-    ["9o", "9r", "9b", "10g", "10r", "10o"],   # Cy makes Phase 1
+    ["1r", "2o", "3r", "4g", "5r", "6o"],      # Bob misses
+    ["9o", "9r", "9g", "10g", "10r", "10o"],   # Cy makes Phase 1
     ["4r", "4o", "Wg", "5b", "6o", "7g", "8r"],  # Ann makes Phase 2
     ["8b", "8o", "8r", "5r", "5b", "Wg"],      # Bob makes Phase 1
 ]
@@ -42,7 +42,7 @@ SOLITAIRE_MADE = [  # one roll of the real set (4 low + 6 high dice) that makes 
     ["10g", "10r", "10o", "10b", "10g", "9g", "Wr"],
     ["10g", "10r", "10o", "10b", "10g", "9g", "Wr", "Wb"],
 ]
-TURN_DICE = ["6o", "6b", "Wr", "1g", "2b", "3g", "Wg", "9b", "10r", "4r"]  # Cy, Phase 2
+TURN_DICE = ["6o", "6b", "Wr", "1g", "2b", "3r", "6r", "9r", "10g", "8r"]  # Cy, Phase 2
 ADVICE_DICE = ["1b", "2b", "3r", "Wr", "5r", "6r", "7r", "8r", "9r", "10g"]  # roll 1 of Phase 1 (docs/advisor.md)
 
 
@@ -75,11 +75,11 @@ def main() -> int:
         loop.start()
         try:
             # Solitaire: two misses (-5 each), then every phase made.
-            misses = [["1r", "2o", "5g", "9b", "10r", "7o"]] * 2
+            misses = [["1r", "2o", "5g", "9r", "10o", "7b"]] * 2
             solo = play(base, ["Robin"], misses + SOLITAIRE_MADE, mode="solitaire")
             game = play(base, ["Ann", "Bob", "Cy"], OPENING)
             # Ann makes every phase while Bob misses: Ann finishes first, Bob has his last chance.
-            miss = ["1r", "2o", "5g", "9b", "10r", "7o"]
+            miss = ["1r", "2o", "5g", "9r", "10o", "7b"]
             race = play(base, ["Ann", "Bob"], [hand for made in SOLITAIRE_MADE for hand in (made, miss)][:-1])
             with sync_playwright() as pw:
                 browser = launch_chromium(pw)

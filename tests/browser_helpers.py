@@ -74,6 +74,24 @@ def take_photo(page: Page, path: Path) -> None:
     expect(page.locator("#verdict")).not_to_have_text("Scoring…")
 
 
+def answer_checks(page: Page) -> int:
+    """Say "right" to each die the bar asks about (the reader's doubts that could change the
+    result), as a player who looked at them would; returns how many were asked."""
+    asked = 0
+    while True:
+        # the dice as scored: a question, or the turn's actions with nothing to ask
+        page.wait_for_function("""() => document.querySelector('#verdict').textContent !== 'Scoring…'
+            && (!document.querySelector('#ask-yes').hidden || !document.querySelector('#confirm').hidden
+                || !document.querySelector('#next-roll').hidden || !document.querySelector('#bar-add').hidden)""")
+        if not page.locator("#ask-yes").is_visible():
+            return asked
+        question = page.locator("#bar-question").inner_text()
+        page.click("#ask-yes")
+        asked += 1
+        page.wait_for_function("(q) => document.querySelector('#bar-question').hidden"
+                               " || document.querySelector('#bar-question').textContent !== q", arg=question)
+
+
 def in_viewport(page: Page, selector: str) -> bool:
     """The element is wholly on screen and is what a tap at its centre hits (nothing covers it)."""
     return page.evaluate("""(selector) => {

@@ -82,17 +82,23 @@ def browser():
 
 
 @pytest.fixture
-def page(browser, live_server):
-    """A phone-sized page on the live server; any JavaScript error on it fails the test."""
+def page(browser, live_server, request):
+    """A phone-sized page on the live server; any JavaScript error on it, or any error in its
+    console (a request the server refused included), fails the test. A test that provokes a
+    refusal on purpose is marked `console_errors` and still fails on a JavaScript error."""
     from browser_helpers import PHONE
 
     context = browser.new_context(viewport=PHONE, base_url=live_server.url)
     page = context.new_page()
     errors: list[str] = []
+    console: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: console.append(msg.text) if msg.type == "error" else None)
     yield page
     context.close()
     assert errors == [], f"JavaScript errors on the page: {errors}"
+    if request.node.get_closest_marker("console_errors") is None:
+        assert console == [], f"errors in the page's console: {console}"
 
 
 def models_ready() -> bool:

@@ -68,7 +68,8 @@ def test_evaluate_answers_what_the_rules_engine_answers(client):
     for phase in (2, 4, 8):
         response = client.post("/api/evaluate", json={"phase": phase, "dice": dice})
         assert response.status_code == 200
-        assert response.json == evaluate(phase, parse_faces(dice)).to_json()
+        verdict = evaluate(phase, parse_faces(dice)).to_json()
+        assert {k: response.json[k] for k in verdict} == verdict
 
 
 def test_evaluate_applies_house_rules(client):

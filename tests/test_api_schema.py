@@ -25,10 +25,11 @@ schema = schemathesis.openapi.from_wsgi("/api/openapi.json", APP).exclude(path="
 
 # Requests the document cannot tell from good ones, so a schema-valid one may get 4xx:
 # bytes that are not a photo, faces the dice set cannot show at once (advice, a confirm), one
-# roll per player, names that read the same (or a solitaire game of two).
+# roll per player, names that read the same (or a solitaire game of two), a doubt about a die
+# not sent, a turn kept for an attempt other than the one being played.
 CROSS_FIELD_RULES = {
     "POST /api/read", "POST /api/games/{game_id}/photos", "POST /api/advise", "POST /api/first-player",
-    "POST /api/games", "POST /api/games/{game_id}/attempts",
+    "POST /api/games", "POST /api/games/{game_id}/attempts", "POST /api/evaluate", "PUT /api/games/{game_id}/turn",
 }
 
 

@@ -10,7 +10,7 @@ import pytest
 from PIL import Image, ImageOps
 from playwright.sync_api import Page, expect
 
-from browser_helpers import PHONE, add_dice, add_die, create_game, in_viewport, take_photo
+from browser_helpers import PHONE, add_dice, add_die, answer_checks, create_game, in_viewport, take_photo
 from conftest import REPO, models_ready
 from companion.game import MAX_NAME_LENGTH
 
@@ -105,6 +105,7 @@ def test_after_a_photo_the_verdict_and_confirm_are_on_screen_and_then_the_next_p
     take_photo(page, SAMPLES / "s01_black_10.jpg")
     assert page.evaluate("scrollY") == 0
     assert in_viewport(page, "#verdict")
+    assert answer_checks(page) > 0  # the reader doubts dice that could change this miss
     assert in_viewport(page, "#confirm")
     page.click("#confirm")
     expect(page.locator(".history li")).to_have_count(1)
@@ -116,7 +117,7 @@ def test_after_a_photo_the_verdict_and_confirm_are_on_screen_and_then_the_next_p
 @needs_models
 def test_a_turn_whose_phase_is_made_takes_two_taps_and_no_scroll(page):
     create_game(page)
-    take_photo(page, SAMPLES / "s12_far_phone.jpg")  # tap 1: the photo (it reads as Phase 1 made)
+    take_photo(page, SAMPLES / "s00_white_10.jpg")  # tap 1: the photo (read sure, Phase 1 made)
     expect(page.locator("#verdict")).to_contain_text("Phase 1 complete")
     assert in_viewport(page, "#confirm")
     page.click("#confirm", no_wait_after=True)  # tap 2
@@ -270,14 +271,15 @@ def test_the_count_says_how_many_to_check_and_unsure_dice_stand_out(page):
     expect(page.locator("#photo-note")).to_contain_text(f"10 dice read, {unsure} to check")
     expect(page.locator("#uncertain-note")).to_contain_text(f"{unsure} dice to check")
     expect(page.locator("#count-note")).to_be_hidden()
-    # The advice dims the dice to reroll; an unsure die it says to reroll is still not dimmed.
+    # The advice dims the dice to reroll, an unsure one too (its value is about to change);
+    # an unsure die it keeps stays undimmed and boldly ringed.
     expect(page.locator("#advice-keep")).to_be_visible(timeout=60_000)
-    expect(page.locator("#dice .chip.uncertain.reroll")).not_to_have_count(0)
     marks = page.locator("#dice .chip[data-index]").evaluate_all(
         "cs => cs.map(c => [c.className, Number(getComputedStyle(c).opacity), getComputedStyle(c).outlineWidth])")
     for classes, opacity, outline in marks:
         if "uncertain" in classes:
-            assert opacity == 1 and float(outline.rstrip("px")) >= 4, (classes, opacity, outline)
+            assert float(outline.rstrip("px")) >= 4, (classes, outline)
+            assert (opacity < 1) == ("reroll" in classes), (classes, opacity)
     assert any(opacity < 1 for classes, opacity, _ in marks if "reroll" in classes and "uncertain" not in classes)
 
 
@@ -324,6 +326,7 @@ def test_a_12_mp_photo_is_downscaled_upright_before_upload(page):
         assert (image.width > image.height) == (upright[0] > upright[1])
 
 
+@pytest.mark.console_errors  # the server's refusal, on purpose
 def test_a_photo_the_browser_cannot_decode_is_sent_as_it_was(page, tmp_path):
     create_game(page)
     heic = tmp_path / "IMG_0001.HEIC"
@@ -388,7 +391,7 @@ def test_a_wild_shows_what_it_stands_for_under_it_not_as_an_equation(page):
 
 def test_in_small_chips_the_colour_letter_does_not_cover_the_digit(page):
     create_game(page)
-    add_dice(page, ["10g", "10b", "10r", "9b", "9o", "9g"])
+    add_dice(page, ["10r", "10b", "10o", "9o", "9r", "9g"])
     expect(page.locator("#verdict")).to_contain_text("complete")
     small = page.locator("#evaluation .chip.small")
     expect(small).to_have_count(6)

@@ -24,7 +24,7 @@ def test_a_schema_1_scorepad_is_migrated_and_keeps_its_games(db_path):
         conn.execute("INSERT INTO games (id, config, created_at, updated_at) VALUES ('old', ?, 1.0, 1.0)",
                      (json.dumps(CONFIG),))
     store = Store(db_path)
-    assert store.schema_version() == SCHEMA_VERSION == 2
+    assert store.schema_version() == SCHEMA_VERSION == 3
     (first,) = store.dice_sets()
     assert first.name == DEFAULT_DICE_SET and first.dice == 0
     assert store.get_game("old").config == CONFIG

@@ -20,6 +20,8 @@ A log is a JSON object:
              {"player": "Bob", "dice": ["1b", "1r", "3r", "3b", "5o", "5r", "7b", "7g", "9r", "9g"]}]}
 players in turn order, mode "standard" (default) or "solitaire", one turn per attempt
 (the final dice of a turn). An optional "rules": {"natural_in_every_group": true} sets the house rule.
+The scorepad's own game JSON (its "Game file", GET /api/games/ID) is read too: its "attempts"
+are the turns.
 
 Each log prints one line: {"players": [{"name", "phase", "phases", "five_phase_bonus",
 "first_finish_bonus", "failures", "penalty", "total"}], "over", "winners", "next"}.

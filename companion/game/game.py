@@ -161,15 +161,17 @@ class Game:
             raise GameError(f"a game log is a JSON object, got {_json_type(data)}")
         if "players" not in data:
             raise GameError("a game log needs \"players\": the names in turn order")
-        turns = data.get("turns", [])
+        # A log's "turns", or the "attempts" of the scorepad's own game JSON (GET /api/games/ID).
+        key = "attempts" if "turns" not in data and "attempts" in data else "turns"
+        turns = data.get(key, [])
         if not isinstance(turns, list):
-            raise GameError(f"\"turns\" must be a list, got {_json_type(turns)}")
+            raise GameError(f"\"{key}\" must be a list, got {_json_type(turns)}")
         game = cls.new(data["players"], data.get("mode", Mode.STANDARD), house_rules_from_json(data.get("rules")))
         for index, turn in enumerate(turns):
             try:
                 game.record(*_turn_from_json(turn))
             except (GameError, DiceError) as exc:
-                raise GameError(f"turns[{index}]: {exc}", turn=index) from exc
+                raise GameError(f"{key}[{index}]: {exc}", turn=index) from exc
         return game
 
 

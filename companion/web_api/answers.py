@@ -41,11 +41,21 @@ class Group(Answer):
     stands_for: list[int | None]
 
 
+class Roll(Answer):
+    possible: bool = Field(description="the set's dice can show these faces at once")
+    reason: str | None = Field(description="why not, as a sentence")
+
+
 class Evaluation(Answer):
     phase: int
     complete: bool
     score: int | None
     groups: list[Group]
+    roll: Roll | None = Field(default=None, description="POST /api/evaluate: whether the set can show the dice "
+                                                        "at once (roll advice is given only then)")
+    ask: list[int] | None = Field(default=None, description="POST /api/evaluate: the doubted dice (indices into the "
+                                                            "dice sent) whose other reading could change the "
+                                                            "phase's outcome or score: the ones to ask about")
 
 
 class KeepOption(Answer):
@@ -116,6 +126,28 @@ class Game(Answer):
     attempts: list[Attempt]
     created_at: float
     updated_at: float
+
+
+class TurnPhoto(Answer):
+    id: int
+    url: str
+    reading: dict
+
+
+class Turn(Answer):
+    roll: int
+    photo_id: int | None
+    photo: TurnPhoto | None
+    dice: list[dict] = Field(description="{token, source, checked} per die")
+    set_aside: bool
+
+
+class KeptGame(Game):
+    turn: Turn | None = Field(description="the turn being played, as a page left it, or null")
+
+
+class Kept(Answer):
+    kept: int = Field(description="the attempt whose turn is kept")
 
 
 class GameSummary(Answer):
@@ -216,5 +248,5 @@ class Deleted(Answer):
 
 # every answer model, so the document's components hold each once
 ANSWERS: tuple[type[BaseModel], ...] = (
-    Error, HouseRules, Evaluation, Advice, FirstPlayer, Game, Games, ReadOnly, PhotoKept, DiceSet, DiceSets,
-    Forgotten, Recorded, Undone, Deleted)
+    Error, HouseRules, Evaluation, Advice, FirstPlayer, Game, KeptGame, Kept, Games, ReadOnly, PhotoKept, DiceSet,
+    DiceSets, Forgotten, Recorded, Undone, Deleted)

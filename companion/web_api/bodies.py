@@ -6,14 +6,15 @@ the values mean (a token's face, a name's rules, a house rule), with its own sen
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from flask import request
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, WithJsonSchema
 
 from companion.dice import COLORS, FACE_VALUES, HIGH_VALUES, MAX_DICE, WILD_TEXT
 from companion.game import MAX_NAME_LENGTH, Mode
-from companion.rules.phases import MAX_ROLLS_LEFT, PHASE_COUNT
+from companion.rules.doubts import DOUBT_KINDS
+from companion.rules.phases import MAX_ROLLS_LEFT, PHASE_COUNT, ROLLS_PER_TURN
 from companion.store import MAX_SET_NAME
 from companion.web_api.settings import MAX_LIST_ITEMS
 
@@ -68,10 +69,30 @@ class Body(BaseModel):
     model_config = ConfigDict(strict=True, extra="ignore")
 
 
+class RunnerUp(Body):
+    """The next-best reading of a doubted die."""
+
+    value: Annotated[int, Field(ge=FACE_VALUES[0], le=FACE_VALUES[-1]), _WHOLE] | Literal["W"]
+    color: Literal[tuple(c.value for c in COLORS)]  # type: ignore[valid-type]
+
+
+class Doubt(Body):
+    """What the reader doubted about one of the dice sent."""
+
+    index: Annotated[int, Field(ge=0, lt=MAX_DICE), _WHOLE] = Field(description="which of the dice sent")
+    doubt: Literal[DOUBT_KINDS] | None = Field(  # type: ignore[valid-type]
+        default=None, description="what the reader doubts most; null: not said (any other reading, or no die)")
+    runner_up: RunnerUp | None = Field(default=None, description="the next-best reading; null: not said "
+                                                                 "(every face the set prints is tried)")
+
+
 class EvaluateBody(Body):
     phase: Phase
     dice: list[Token] = Field(min_length=1, max_length=MAX_DICE, description=f"{_TOKENS}: 1 to {MAX_DICE} dice")
     rules: Rules = None
+    doubts: list[Doubt] | None = Field(
+        default=None, max_length=MAX_DICE,
+        description="the reader's doubts about the dice sent: {index, doubt, runner_up}, each index one of the dice")
 
 
 class AdviseBody(Body):
@@ -122,6 +143,27 @@ class AttemptBody(Body):
         default=None, max_length=MAX_DICE,
         description="per die typed in by hand, where the player pointed at it on the photo ([x0, y0, x1, y1] in "
                     "its pixels), else null: such a die is labelled there and teaches the dice set")
+    checked: list[bool] | None = Field(
+        default=None, max_length=MAX_DICE,
+        description="per die, whether the player checked or corrected it (learning tells it from a guess)")
+
+
+class TurnDie(Body):
+    token: Token
+    source: Annotated[int, Field(ge=0), _WHOLE] | None = Field(
+        default=None, description="the index of the read die it came from, or null for a die typed in")
+    checked: bool = Field(default=False, description="the player checked or corrected it")
+
+
+class TurnBody(Body):
+    seq: Annotated[int, Field(ge=0), _WHOLE] = Field(
+        description="the attempt this turn will be (the game's \"seq\"); 409 once it is recorded")
+    roll: Annotated[int, Field(ge=1, le=ROLLS_PER_TURN), _WHOLE] = Field(
+        description=f"the roll the dice show, 1..{ROLLS_PER_TURN}")
+    photo_id: Whole | None = Field(default=None, description="the turn's photo (the id its upload returned), or null")
+    dice: list[TurnDie] = Field(max_length=MAX_DICE, description="the dice as the page shows them: "
+                                                                  "{token, source, checked}")
+    set_aside: bool = Field(default=False, description="the dice missing from the photo are set aside")
 
 
 class DiceSetBody(Body):
@@ -151,7 +193,7 @@ def refusal(model: type[BaseModel], error: Any) -> str:
             return ("The JSON holds a lone surrogate (half of a UTF-16 pair, a \\uD800-\\uDFFF escape alone): no "
                     "character; send the text as it is typed")
         return f"Send a JSON object, as UTF-8 text (Content-Type: application/json): {reason}"
-    if kind == "model_type" or not error["loc"]:
+    if not error["loc"]:  # the body itself is not an object (a nested one is named below)
         return "Send a JSON object (Content-Type: application/json)"
     name = str(error["loc"][0])
     info = model.model_fields.get(name)

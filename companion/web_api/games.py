@@ -136,14 +136,16 @@ def reading_json(reading: Any) -> dict[str, Any]:
 
 
 def photo_labels(reading: dict[str, Any], faces: Sequence[Face], sources: Sequence[Any] | None,
-                 boxes: Sequence[Any] | None = None) -> dict[str, Any]:
+                 boxes: Sequence[Any] | None = None, checked: Sequence[bool] | None = None) -> dict[str, Any]:
     """The photo's final dice for the dataset: each read die as corrected, in the photo's place.
 
     `sources[i]` is the index of the read die that dice[i] came from, or None for a die typed
     in by hand. `boxes[i]`, for a die typed in, is where the player pointed at it on the photo
     ([x0, y0, x1, y1] in its pixels): it is labelled there (and teaches the dice set like a
     read die); one typed in without a place is counted in "unboxed" instead. Read dice that
-    the player removed were not dice: they get no label.
+    the player removed were not dice: they get no label. `checked[i]`: the player looked at
+    die i and said what it shows (a corrected or pointed die is checked too), so learning can
+    tell it from the reader's own guess.
     """
     read = reading.get("dice", [])
     if sources is None:
@@ -154,8 +156,12 @@ def photo_labels(reading: dict[str, Any], faces: Sequence[Face], sources: Sequen
         boxes = [None] * len(faces)
     if not isinstance(boxes, list) or len(boxes) != len(faces):
         raise DiceError("\"boxes\" must give, for each die, where it was pointed at ([x0, y0, x1, y1]) or null")
+    if checked is None:
+        checked = [False] * len(faces)
+    if len(checked) != len(faces):
+        raise DiceError("\"checked\" must give, for each die, whether the player checked it")
     labels, seen, unboxed = [], set(), 0
-    for face, source, box in zip(faces, sources, boxes):
+    for face, source, box, looked in zip(faces, sources, boxes, checked):
         if source is None and box is not None:
             labels.append(_pointed(face, box, reading))
             continue
@@ -174,6 +180,7 @@ def photo_labels(reading: dict[str, Any], faces: Sequence[Face], sources: Sequen
             "box": _clip(die["box"], reading["width"], reading["height"]),
             "truncated": False,
             "corrected": face.token != die.get("token"),
+            "checked": bool(looked) or face.token != die.get("token"),
         })
     return {"dice": labels, "unboxed": unboxed, "removed": len(read) - len(seen)}
 
@@ -197,6 +204,7 @@ def _pointed(face: Face, box: Any, reading: dict[str, Any]) -> dict[str, Any]:
         "box": [x0, y0, x1, y1],
         "truncated": False,
         "corrected": False,
+        "checked": True,
         "pointed": True,  # typed in and pointed at by a player: checked
     }
 

@@ -18,7 +18,7 @@ from companion.web_api import answers, bodies
 from companion.web_api.settings import MAX_PHOTO_BYTES
 
 BODIES: tuple[type[BaseModel], ...] = (bodies.EvaluateBody, bodies.AdviseBody, bodies.FirstPlayerBody,
-                                       bodies.CreateGameBody, bodies.AttemptBody, bodies.DiceSetBody)
+                                       bodies.CreateGameBody, bodies.AttemptBody, bodies.DiceSetBody, bodies.TurnBody)
 _PHOTO_MB = f"{MAX_PHOTO_BYTES // (1024 * 1024)} MB"
 _PHOTO_BODY = {
     "required": True,
@@ -66,8 +66,9 @@ def _paths() -> dict[str, Any]:
             "summary": "Evaluate dice for a phase (live evaluation on the turn screen): any faces, even ones the "
                        "set cannot show at once",
             "requestBody": _body(bodies.EvaluateBody),
-            "responses": {"200": _json(answers.Evaluation, "the best arrangement"),
-                          "400": _err("bad phase or dice token")}}},
+            "responses": {"200": _json(answers.Evaluation, "the best arrangement, whether the set can show "
+                                                           "the dice at once, and the doubts worth asking"),
+                          "400": _err("bad phase, dice token or doubt")}}},
         "/api/advise": {"post": {
             "summary": "The roll advisor: which dice to keep after roll 1 or 2, with the odds",
             "requestBody": _body(bodies.AdviseBody),
@@ -93,8 +94,10 @@ def _paths() -> dict[str, Any]:
                                    "404": _err("no such dice set")}}},
         "/api/games/{game_id}": {
             "parameters": [_GAME_ID],
-            "get": {"summary": "A game: scorepad, next player and phase, attempts",
-                    "responses": {"200": _json(game, "the game"), "404": _err("no such game")}},
+            "get": {"summary": "A game: scorepad, next player and phase, attempts, the turn being played; "
+                               "with download=1 as a file (`companion replay` reads it)",
+                    "parameters": [{"name": "download", "in": "query", "schema": {"type": "string"}}],
+                    "responses": {"200": _json(answers.KeptGame, "the game"), "404": _err("no such game")}},
             "delete": {"summary": "Delete a game with its attempts",
                        "responses": {"200": _json(answers.Deleted, "deleted"), "404": _err("no such game")}}},
         "/api/games/{game_id}/events": {
@@ -110,6 +113,18 @@ def _paths() -> dict[str, Any]:
                                   "503": {**_err("as many streams are open as the server holds; try again "
                                                  "after Retry-After seconds"),
                                           "headers": {"Retry-After": {"schema": {"type": "integer"}}}}}}},
+        "/api/games/{game_id}/scorepad.csv": {
+            "parameters": [_GAME_ID],
+            "get": {"summary": "The scorepad as CSV: a column per player, a row per phase and bonus, the total",
+                    "responses": {"200": {"description": "text/csv", "content": {"text/csv": {}}},
+                                  "404": _err("no such game")}}},
+        "/api/games/{game_id}/turn": {
+            "parameters": [_GAME_ID],
+            "put": {"summary": "Keep the turn being played (photo, roll, dice) until it is confirmed",
+                    "requestBody": _body(bodies.TurnBody),
+                    "responses": {"200": _json(answers.Kept, "kept"), "400": _err("bad roll or dice"),
+                                  "404": _err("no such game or photo"),
+                                  "409": _err("that attempt was recorded already")}}},
         "/api/games/{game_id}/attempts": {
             "parameters": [_GAME_ID],
             "post": {"summary": "Confirm an attempt: the player's final dice for their current phase",

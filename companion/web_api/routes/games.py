@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from flask import Blueprint, Response, jsonify, request
 
 from companion.dice import parse_faces
@@ -9,11 +11,13 @@ from companion.game import GameError
 from companion.store import NotFound
 from companion.web_api import context
 from companion.web_api.broadcast import Busy, busy_stream
-from companion.web_api.bodies import ApiError, AttemptBody, CreateGameBody, parse, sentence
+from companion.web_api.bodies import ApiError, AttemptBody, CreateGameBody, TurnBody, parse, sentence
+from companion.web_api.export import file_name, scorepad_csv
 from companion.web_api.games import game_config, game_state, game_summary, photo_labels, reading_json
 from companion.web_api.guards import takes_photo
 from companion.web_api.photos import uploaded_photo
 from companion.web_api.routes.dice_sets import learn_confirmed, profile_for_game
+from companion.web_api.turns import turn_state, turn_view
 
 bp = Blueprint("games", __name__, url_prefix="/api/games")
 STREAM_RETRY_S = 5  # a refused live stream: when to try again
@@ -54,7 +58,35 @@ def create_game():
 
 @bp.get("/<game_id>")
 def get_game(game_id: str):
-    return jsonify(_state(game_id))
+    """The game; with ?download=1 as a file (`companion replay` reads it back). The turn being
+    played comes with it, as a page left it: its photo, roll and dice."""
+    state = _state(game_id)
+    if request.args.get("download"):
+        record, _attempts, game = _load(game_id)
+        return _download(json.dumps(state, indent=1), "application/json", file_name(game, record.created_at, "json"))
+    kept = context.store().turn(game_id, state["seq"])
+    state["turn"] = turn_view(kept, context.store()) if kept else None
+    return jsonify(state)
+
+
+@bp.get("/<game_id>/scorepad.csv")
+def scorepad_file(game_id: str):
+    record, _attempts, game = _load(game_id)
+    return _download(scorepad_csv(game), "text/csv", file_name(game, record.created_at, "csv"))
+
+
+def _download(text: str, mime: str, name: str) -> Response:
+    response = Response(text, mimetype=mime)
+    response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+@bp.put("/<game_id>/turn")
+def keep_turn(game_id: str):
+    """Keep the turn being played (its photo, roll and dice) until it is confirmed."""
+    body = parse(TurnBody)
+    context.store().save_turn(game_id, body.seq, turn_state(body))
+    return jsonify({"kept": body.seq})
 
 
 @bp.delete("/<game_id>")
@@ -97,12 +129,13 @@ def record_attempt(game_id: str):
         labels = None
         if photo_id is not None:
             photo = store.get_photo(photo_id)
-            labels = photo_labels(photo.reading, dice, body.sources, body.boxes)
+            labels = photo_labels(photo.reading, dice, body.sources, body.boxes, body.checked)
         added = appender.append(attempt.player, [f.token for f in dice], photo_id, labels)
     cache.put(game_id, [*attempts, added], game)
-    current = _announce(game_id)
-    # the confirmed photo teaches the game's dice set (after the turn is safely recorded)
+    # The confirmed photo teaches the game's dice set once the turn is safely recorded, and
+    # before the live update, so every page shows what was learnt from it.
     learnt = learn_confirmed(game_id, photo_id) if photo_id is not None else None
+    current = _announce(game_id)
     return jsonify({"attempt": {**attempt.to_json(), "seq": seq}, "game": current, "dice_set": learnt}), 201
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from flask import Blueprint, jsonify
 
-from companion.dice import parse_faces, parse_token
+from companion.dice import DiceError, parse_face, parse_faces, parse_token, parse_tokens, standard_set
 from companion.game import house_rules_from_json
 from companion.rules import evaluate
+from companion.rules.doubts import Doubt, doubts_that_matter
 from companion.seating import SeatingError, first_player
 from companion.web_api import context
 from companion.web_api.bodies import AdviseBody, ApiError, EvaluateBody, FirstPlayerBody, parse, sentence
@@ -19,8 +20,31 @@ bp = Blueprint("turn", __name__, url_prefix="/api")
 
 @bp.post("/evaluate")
 def evaluate_dice():
+    """The rules engine's verdict; also whether the set can show these dice at once (the page
+    asks for advice only then) and, of the dice the reader doubted, those worth asking about."""
     body = parse(EvaluateBody)
-    return jsonify(evaluate(body.phase, parse_faces(body.dice), house_rules_from_json(body.rules)).to_json())
+    dice, rules = parse_faces(body.dice), house_rules_from_json(body.rules)
+    doubts = [_doubt(d, len(dice)) for d in body.doubts or ()]
+    out = evaluate(body.phase, dice, rules).to_json()
+    out["roll"] = _roll(body.dice)
+    out["ask"] = [d.index for d, ask in zip(doubts, doubts_that_matter(body.phase, dice, doubts, rules)) if ask]
+    return jsonify(out)
+
+
+def _doubt(doubt, count: int) -> Doubt:
+    if doubt.index >= count:
+        raise ApiError(400, f"\"doubts\" name die {doubt.index}, but {count} dice were sent (0..{count - 1})")
+    runner = doubt.runner_up
+    return Doubt(doubt.index, doubt.doubt, None if runner is None else parse_face(f"{runner.value}{runner.color}"))
+
+
+def _roll(tokens: list[str]) -> dict:
+    """Whether the set's dice can show these faces at once (the core's one check of a roll)."""
+    try:
+        standard_set().check_shown(parse_tokens(tokens))
+    except DiceError as exc:
+        return {"possible": False, "reason": sentence(str(exc))}
+    return {"possible": True, "reason": None}
 
 
 @bp.post("/advise")

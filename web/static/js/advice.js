@@ -1,6 +1,8 @@
 // The roll advisor on the turn screen: which roll of the turn the dice show (each new photo
 // of a turn moves it on; the player can still change it), and after roll 1 or 2 the server's advisor (POST /api/advise) says which dice to keep and the
-// odds. The page only shows the answer: it decides nothing itself.
+// odds. The page only shows the answer: it decides nothing itself. It asks only about dice
+// the set can show at once, as the server's evaluation of them says (a half-made correction
+// is not a roll).
 //
 // "Show roll advice" is a per-device preference (some players want to play unaided), kept in
 // localStorage, not a house rule of the game.
@@ -41,6 +43,7 @@ export class RollAdvisor {
     this.seq = undefined; // the game's seq: a new one means a new turn, so roll 1 again
     this.state = null;
     this.tokens = [];
+    this.possible = null; // {possible, reason} for these tokens, from the server; null: not yet known
     this.key = null; // what the current answer is for
     this.answer = null; // {advice} | {error} | {pending}
     this.plan = "best";
@@ -76,7 +79,8 @@ export class RollAdvisor {
 
   // Called by the turn screen after every redraw of the dice (new photo, a correction, a
   // new state from the server).
-  update(state, tokens) {
+  // `possible`: the server's word on whether these dice can be showing at once (null: not yet).
+  update(state, tokens, possible = null) {
     if (state && state.seq !== this.seq) {
       this.seq = state.seq;
       this.roll = 1; // a new turn starts on roll 1 (after a confirm here or on another device)
@@ -84,7 +88,14 @@ export class RollAdvisor {
     }
     this.state = state;
     this.tokens = tokens;
+    this.possible = possible;
     this.refresh();
+  }
+
+  // The turn `seq` as kept on the server, at roll `roll` (a reload goes on where it was).
+  resume(seq, roll) {
+    this.seq = seq;
+    this.roll = Math.min(Math.max(1, roll), this.finalRoll);
   }
 
   // A further photo in the same turn shows the next roll.
@@ -110,6 +121,14 @@ export class RollAdvisor {
     }
     if (this.tokens.length < this.allDice) {
       this.show(`<p class="muted" id="advice-note">Roll advice needs all ${this.allDice} dice (${this.tokens.length} showing).</p>`);
+      return;
+    }
+    if (!this.possible) {
+      this.show(`<p class="muted">Working out the odds…</p>`);
+      return;
+    }
+    if (!this.possible.possible) {
+      this.show(`<p class="error">No advice for these dice: ${esc(this.possible.reason)}</p>`);
       return;
     }
     const key = JSON.stringify([s.phase, s.rules, this.tokens, this.roll]);

@@ -30,17 +30,19 @@ export function describe(token) {
   return `${value} ${face.colour}`;
 }
 
-// One chip as HTML. `extra` adds classes (uncertain, unused, selected) and a group badge;
+// One chip as HTML. `extra` adds classes (uncertain: to check; doubted: the reader was unsure,
+// but it cannot change the result; unused, selected) and a group badge;
 // `crop` (CSS from overlay.cropStyle) shows the die as the photo shows it, above its reading,
 // and `number` is the die's number on the photo's outlines.
-export function chipHtml(token, { index = null, uncertain = false, group = null, unused = false, small = false, crop = null, number = null } = {}) {
+export function chipHtml(token, { index = null, uncertain = false, doubted = false, group = null, unused = false, small = false, crop = null, number = null } = {}) {
   const face = parseToken(token) || { value: "?", colour: "none" };
   const classes = ["chip", `c-${face.colour}`];
   if (uncertain) classes.push("uncertain");
+  if (doubted) classes.push("doubted");
   if (unused) classes.push("unused");
   if (small) classes.push("small");
   if (crop) classes.push("has-crop");
-  const label = `${number === null ? "" : `Die ${number}: `}${describe(token)}${uncertain ? ", uncertain: please check" : ""}${group ? `, group ${group}` : ""}`;
+  const label = `${number === null ? "" : `Die ${number}: `}${describe(token)}${uncertain ? ", uncertain: please check" : doubted ? ", the reader was unsure, but it cannot change the result" : ""}${group ? `, group ${group}` : ""}`;
   const tag = index === null ? "span" : "button";
   const attrs = index === null ? `role="img"` : `type="button" data-index="${index}"`;
   return `<${tag} class="${classes.join(" ")}" ${attrs} aria-label="${esc(label)}" data-token="${esc(token)}">

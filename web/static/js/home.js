@@ -10,9 +10,10 @@ export async function renderHome(root, info) {
   const high = info.high_values;
   root.innerHTML = `<div class="home">
     <section class="card new-game">
-      <h1>New game</h1>
+      <div class="new-game-head"><h1>New game</h1>
+        <button type="button" class="btn to-games" id="to-games" hidden>Games ↓</button></div>
       <form id="new-game" autocomplete="off">
-        <fieldset class="mode">
+        <fieldset class="mode fieldset-row">
           <legend>Mode</legend>
           <label class="radio"><input type="radio" name="mode" value="standard" checked> Standard</label>
           <label class="radio"><input type="radio" name="mode" value="solitaire"> Solitaire (1 player)</label>
@@ -44,6 +45,7 @@ export async function renderHome(root, info) {
     </section></div>`;
 
   const form = root.querySelector("#new-game");
+  root.querySelector("#to-games").addEventListener("click", () => root.querySelector(".saved").scrollIntoView({ behavior: "smooth" }));
   const chosenSet = mountSetPicker(form, root.querySelector("#new-error")); // profile.js
   mountDiceSets(root.querySelector(".home"), info);
   const list = root.querySelector("#players");
@@ -59,7 +61,6 @@ export async function renderHome(root, info) {
       <li>
         <input type="text" maxlength="${info.max_name_length}" value="${esc(name)}" aria-label="Player ${i + 1} name" placeholder="Player ${i + 1}" data-i="${i}">
         <button type="button" class="icon" data-move="-1" data-i="${i}" aria-label="Move player ${i + 1} up" ${i === 0 ? "disabled" : ""}>↑</button>
-        <button type="button" class="icon" data-move="1" data-i="${i}" aria-label="Move player ${i + 1} down" ${i === names.length - 1 ? "disabled" : ""}>↓</button>
         <button type="button" class="icon" data-remove data-i="${i}" aria-label="Remove player ${i + 1}" ${names.length === 1 ? "disabled" : ""}>✕</button>
       </li>`).join("");
     root.querySelector("#add-player").hidden = modeValue() === "solitaire";
@@ -200,6 +201,9 @@ async function drawGames(root) {
   const home = root.querySelector(".home");
   if (!home || !box.isConnected) return;
   home.classList.toggle("has-games", games.length > 0);
+  const toGames = root.querySelector("#to-games");
+  toGames.hidden = games.length === 0;
+  toGames.textContent = `Games (${games.length}) ↓`;
   if (!games.length) {
     box.innerHTML = `<li class="muted">No games yet.</li>`;
     return;

@@ -118,11 +118,15 @@ export function mountLearnt(container, gameId) {
   line.id = "learnt";
   line.setAttribute("role", "status");
   container.appendChild(line);
-  const refresh = async () => {
+  // `set`: what the set learnt, as a confirm's reply gives it (else it is asked for).
+  let serial = 0;
+  const refresh = async (set = null) => {
+    const mine = ++serial;
     try {
-      line.textContent = learntText(await setsApi.ofGame(gameId));
+      const learnt = set || (await setsApi.ofGame(gameId));
+      if (mine === serial) line.textContent = learntText(learnt);
     } catch (err) {
-      line.textContent = "";
+      if (mine === serial) line.textContent = "";
     }
   };
   refresh();

@@ -29,7 +29,7 @@ export function scorepadHtml(state, info) {
     const current = p.name === state.next ? " current" : "";
     const status = p.phase > phaseCount ? "done" : `Phase ${p.phase}`;
     const won = state.winners.includes(p.name) ? ` <span class="crown" aria-label="winner">★</span>` : "";
-    return `<th scope="col" class="player${current}"${current ? ' aria-current="true"' : ""}><span class="pname">${esc(p.name)}</span>${won}<small>${status}</small></th>`;
+    return `<th scope="col" class="player${current}"${current ? ' aria-current="true"' : ""} title="${esc(p.name)}"><span class="pname" aria-label="${esc(p.name)}">${esc(padName(p.name))}</span>${won}<small>${status}</small></th>`;
   }).join("");
   const phaseRow = (n) => `<tr><th scope="row">Phase ${n}</th>${players.map((p) => {
     const score = p.phases[n - 1];
@@ -57,6 +57,16 @@ export function scorepadHtml(state, info) {
     <thead><tr><th scope="col"><span class="sr">Row</span></th>${head}</tr></thead>
     <tbody>${rows.join("")}</tbody>
   </table>`;
+}
+
+// The longest word a column shows whole; a longer one is cut with "…" (the column's title
+// has the whole name), so a name breaks between its words, never inside one.
+const PAD_WORD = 8;
+
+export function padName(name) {
+  const cut = (part) => (part.length > PAD_WORD ? `${part.slice(0, PAD_WORD - 1)}…` : part);
+  // "Maximilian-Alexander": each part between hyphens on its own, the hyphen kept (a line may break after it)
+  return name.split(/\s+/).map((word) => word.split("-").map(cut).join("-")).join(" ");
 }
 
 export function historyHtml(state) {

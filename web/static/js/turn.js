@@ -2,11 +2,16 @@
 // chips (each with its crop of the photo) to correct, the live evaluation (from the server's
 // rules engine), confirm and undo, and the scorepad beside it, kept live by server-sent events.
 // After a photo the verdict and the main action sit in a bar at the bottom of the screen, so a
-// normal turn is two taps: the photo, then Confirm.
+// normal turn is two taps: the photo, then Confirm. The bar offers Confirm only for dice the
+// player could trust: a die missing from the photo is asked for first, and so is a die the
+// reader doubts when its other reading could change the phase's outcome or score (the server's
+// rules engine says which). The turn being played is kept on the server, so a reload loses
+// nothing.
 
 import { RollAdvisor } from "./advice.js";
 import { mountLearnt } from "./profile.js";
 import { api, PHOTO_TYPES } from "./api.js";
+import { BarGuard } from "./guard.js";
 import { cameraMessage, cameraUsable } from "./camera.js";
 import { chipHtml, describe } from "./dice.js";
 import { debounce, esc, toast } from "./dom.js";
@@ -16,6 +21,8 @@ import { pickDie } from "./picker.js";
 import { announcementHtml, historyHtml, markPadScroll, scorepadHtml } from "./scorepad.js";
 
 const GROUP_NAMES = { set: "Set", run: "Run", color: "One colour" };
+// What the reader doubted about a die, as the question to the player.
+const DOUBT_WORDS = { value: "its number", color: "its colour", die: "whether it is a die at all" };
 
 export function renderGame(root, gameId, info) {
   const view = new TurnView(root, gameId, info);
@@ -41,7 +48,10 @@ class TurnView {
     this.own = null;
     this.noticeSeq = null; // the game's seq a shown message was about (it goes with that seq)
     this.endArmed = false; // "End turn" tapped: Confirm for a miss is offered
+    this.guard = null; // the bar's actions wait a moment after they change (guard.js)
+    this.restored = false; // the turn kept on the server was taken up (once, at the first state)
     this.evaluateSoon = debounce(() => this.evaluate(), 120);
+    this.keepSoon = debounce(() => this.keepTurn(), 300);
     this.advisor = new RollAdvisor(info);
     this.onResize = debounce(() => { this.drawPhoto(); if (this.state) this.drawPadHint(); }, 150);
   }
@@ -84,7 +94,8 @@ class TurnView {
   }
 
   bind() {
-    this.advisor.mount(this.$("#roll-bar"), this.$("#advice"), this.$("#dice"), () => this.drawBar());
+    this.guard = new BarGuard(this.$("#turn-bar"));
+    this.advisor.mount(this.$("#roll-bar"), this.$("#advice"), this.$("#dice"), () => { this.drawBar(); this.keepSoon(); });
     this.$("#photo-input").addEventListener("change", (event) => {
       const file = event.target.files[0];
       event.target.value = ""; // the same photo can be chosen again
@@ -113,7 +124,13 @@ class TurnView {
     this.$("#confirm").addEventListener("click", () => this.confirm());
     this.$("#end-turn").addEventListener("click", () => { this.endArmed = true; this.drawBar(); });
     this.$("#end-back").addEventListener("click", () => { this.endArmed = false; this.drawBar(); });
+    this.$("#bar-add").addEventListener("click", () => this.addDie());
+    this.$("#set-aside").addEventListener("click", () => { this.draft.setAside = true; this.drawDraft(); this.keepSoon(); });
+    this.$("#ask-yes").addEventListener("click", () => this.answerAsk());
+    this.$("#ask-fix").addEventListener("click", () => { const i = this.asked()[0]; if (i !== undefined) this.editDie(i); });
     this.$("#undo").addEventListener("click", () => this.undo());
+    this.$("#undo-result").addEventListener("click", () => this.undo());
+    this.$("#print").addEventListener("click", () => window.print());
     this.$("#to-pad").addEventListener("click", () => this.$(".pad").scrollIntoView({ behavior: "smooth" }));
   }
 
@@ -123,7 +140,7 @@ class TurnView {
     const changed = !this.state || this.state.seq !== state.seq;
     const hadDraft = this.draft.dice.length > 0;
     this.state = state;
-    if (changed && this.learnt) this.learnt(); // a confirm or undo changes what was learnt
+    if (changed && this.learnt && fromStream) this.learnt(); // a confirm or undo elsewhere changes what was learnt
     if (changed) {
       // A message about the game as it was (a refused confirm, a change elsewhere) no longer
       // applies once the game has moved on.
@@ -136,8 +153,10 @@ class TurnView {
       if (this.draft.seq !== state.seq) {
         this.draft = emptyDraft(state.seq);
         this.evaluation = null;
+        if (this.state.seq !== this.resultSeq) this.showResult("");
       }
     }
+    if (!this.restored && !fromStream) this.restore(state);
     this.drawHeader();
     this.drawPad();
     this.drawDraft();
@@ -155,6 +174,9 @@ class TurnView {
          <p class="phase-line"><span class="phase-number" id="current-phase">Phase ${s.phase}</span>
          <span class="phase-name">${phaseNameHtml(this.info.phases[s.phase - 1].name)}</span></p>`;
     this.$("#undo").disabled = s.attempts.length === 0;
+    const base = `/api/games/${encodeURIComponent(this.id)}`;
+    this.$("#export-csv").href = `${base}/scorepad.csv`;
+    this.$("#export-json").href = `${base}?download=1`;
   }
 
   drawPad() {
@@ -174,23 +196,28 @@ class TurnView {
     const d = this.draft;
     const groups = groupLetters(this.evaluation, d.dice.length);
     const complete = this.evaluation && this.evaluation.complete;
+    const asked = new Set(this.asked());
     this.$("#dice").innerHTML = d.dice.map((die, i) => {
       const read = d.photo && die.source !== null ? d.photo.reading.dice[die.source] : null;
       return chipHtml(die.token, {
-        index: i, uncertain: die.uncertain, group: groups[i], unused: complete && !groups[i],
+        index: i, uncertain: asked.has(i), doubted: die.uncertain && !die.checked && !asked.has(i),
+        group: groups[i], unused: complete && !groups[i],
         crop: read ? cropStyle(d.photo.url, d.photo.reading, read.box) : null,
         number: d.photo ? i + 1 : null,
       });
     }).join("");
     this.$("#add-die").disabled = d.dice.length >= this.info.dice_count;
-    const uncertain = d.dice.filter((x) => x.uncertain).length;
-    this.$("#uncertain-note").hidden = uncertain === 0;
-    this.$("#uncertain-note").textContent = uncertain === 1
-      ? "1 die to check: the reader is unsure of the one marked ?. Tap it to correct it."
-      : `${uncertain} dice to check: the reader is unsure of the ones marked ?. Tap one to correct it.`;
+    const ask = asked.size;
+    const quiet = d.dice.filter((x, i) => x.uncertain && !x.checked && !asked.has(i)).length;
+    this.$("#uncertain-note").hidden = ask === 0;
+    this.$("#uncertain-note").textContent = ask === 1
+      ? "1 die to check: the reader is unsure of the one marked ?, and it could change this phase's result."
+      : `${ask} dice to check: the reader is unsure of the ones marked ?, and they could change this phase's result.`;
+    this.$("#quiet-note").hidden = quiet === 0;
+    this.$("#quiet-note").textContent = `${quiet === 1 ? "1 die" : `${quiet} dice`} the reader was unsure of (dashed) cannot change this phase's result.`;
     // A die the reader missed carries no flag of its own, so after a photo say when dice are
     // short of the set: the final dice of a turn are all ten.
-    const missing = d.photo ? this.info.dice_count - d.dice.length : 0;
+    const missing = this.missing();
     this.$("#count-note").hidden = missing <= 0;
     this.$("#count-note").textContent = missing === 1
       ? `${d.dice.length} of ${this.info.dice_count} dice: if one was missed or is out of the photo, add it with +.`
@@ -198,8 +225,29 @@ class TurnView {
     this.$("#clear").disabled = d.dice.length === 0 && !d.photo;
     this.drawPhoto();
     this.drawEvaluation();
-    this.advisor.update(this.state, d.dice.map((x) => x.token));
+    this.advisor.update(this.state, d.dice.map((x) => x.token), this.rollVerdict());
     this.drawBar();
+  }
+
+  // The dice still to ask about: doubted, not yet checked, and worth it (the server says).
+  asked() {
+    const ev = this.evaluation;
+    if (!ev || !ev.ask) return [];
+    return ev.ask.filter((i) => this.draft.dice[i] && !this.draft.dice[i].checked);
+  }
+
+  // Dice the photo lacks, unless the player said they are set aside.
+  missing() {
+    const d = this.draft;
+    return d.photo && !d.setAside ? Math.max(0, this.info.dice_count - d.dice.length) : 0;
+  }
+
+  // Whether the set can show these dice at once, once the server has said so for these dice.
+  rollVerdict() {
+    const ev = this.evaluation;
+    if (!ev || !ev.roll || ev.pending) return null;
+    const now = this.draft.dice.map((x) => x.token);
+    return sameTokens(ev.tokens, now) ? ev.roll : null;
   }
 
   drawPhoto() {
@@ -221,7 +269,7 @@ class TurnView {
     const scale = Math.min(shown.width / width, shown.height / height) || 1 / 10;
     svg.innerHTML = outlineSvg(photo.reading, this.draft.dice, scale, describe);
     const fromPhoto = this.draft.dice.filter((die) => die.source !== null);
-    const unsure = fromPhoto.filter((die) => die.uncertain).length;
+    const unsure = this.asked().length;
     // Only what the reader is sure of counts as found: the rest is for the player to check.
     this.$("#photo-note").textContent = `${countText(fromPhoto.length)} read${unsure ? `, ${unsure} to check` : ""} · ${Math.round(photo.reading.ms)} ms`;
   }
@@ -249,11 +297,13 @@ class TurnView {
       confirm.disabled = true;
       return;
     }
-    if (ev.error) {
+    // Faces the set cannot show at once are no roll: the server would refuse to record them.
+    const problem = ev.error || (ev.roll && !ev.roll.possible ? `${ev.roll.reason} Correct the dice.` : "");
+    if (problem) {
       box.className = "evaluation bad";
-      box.innerHTML = `<p>${esc(ev.error)}</p>`;
+      box.innerHTML = `<p>${esc(problem)}</p>`;
       verdict.className = "verdict bad";
-      verdict.textContent = ev.error;
+      verdict.textContent = problem;
       confirm.disabled = true;
       return;
     }
@@ -296,6 +346,7 @@ class TurnView {
     document.body.classList.toggle("has-bar", shown);
     if (!shown) {
       this.endArmed = false;
+      this.guard.changed([]);
       return;
     }
     const ev = this.evaluation;
@@ -303,17 +354,45 @@ class TurnView {
     const roll = this.advisor.roll;
     const rollsLeft = roll < this.advisor.finalRoll;
     if (made || !rollsLeft) this.endArmed = false;
-    const offerConfirm = made || !rollsLeft || this.endArmed;
+    const missing = this.missing();
+    const asked = this.asked();
+    // Confirm only for dice the player could trust: first the dice missing from the photo,
+    // then the doubts that could change the result.
+    const mode = missing > 0 ? "missing" : (made || !rollsLeft || this.endArmed) && asked.length ? "ask" : "play";
+    const offerConfirm = mode === "play" && (made || !rollsLeft || this.endArmed);
     const next = this.$("#next-roll");
-    next.hidden = !rollsLeft || this.endArmed;
+    next.hidden = mode === "missing" || !rollsLeft || this.endArmed;
     next.classList.toggle("primary", !made);
     next.classList.toggle("big", !made);
     next.querySelector("span").textContent = made ? `Roll ${roll + 1}` : `Photo of roll ${roll + 1}`;
-    this.$("#end-turn").hidden = !rollsLeft || made || this.endArmed;
-    this.$("#end-back").hidden = !this.endArmed;
+    this.$("#end-turn").hidden = mode === "missing" || !rollsLeft || made || this.endArmed;
+    this.$("#end-back").hidden = !this.endArmed || mode === "missing";
+    this.$("#bar-add").hidden = mode !== "missing";
+    this.$("#set-aside").hidden = mode !== "missing";
+    this.$("#ask-yes").hidden = mode !== "ask";
+    this.$("#ask-fix").hidden = mode !== "ask";
     const confirm = this.$("#confirm");
     confirm.hidden = !offerConfirm;
     confirm.classList.toggle("danger", !made);
+    const question = this.$("#bar-question");
+    question.hidden = mode === "play";
+    if (mode === "missing") {
+      question.textContent = `${this.draft.dice.length} of ${this.info.dice_count} dice in the photo: add ${missing === 1 ? "the missing die" : `the ${missing} missing dice`}, or say ${missing === 1 ? "it is" : "they are"} set aside.`;
+      this.$("#bar-add").textContent = missing === 1 ? "+ Add the missing die" : `+ Add a missing die (${missing})`;
+    } else if (mode === "ask") {
+      const i = asked[0];
+      const die = this.draft.dice[i];
+      const read = this.draft.photo && die.source !== null ? this.draft.photo.reading.dice[die.source] : null;
+      const doubt = (read && read.doubt) || "value";
+      question.textContent = `Die ${i + 1}: is it ${describe(die.token)}? The reader is unsure of ${DOUBT_WORDS[doubt] || DOUBT_WORDS.value}, and it could change the result.`;
+      this.$("#ask-yes").textContent = doubt === "die" ? "✓ It is a die" : `✓ Yes, ${describe(die.token)}`;
+    }
+    // What the bar offers changed: its buttons wait a moment, so a second tap of a double tap
+    // cannot land on an action the player has not seen (guard.js). While the dice are being
+    // scored Confirm is disabled: the offer is the one that comes with the verdict.
+    if (!ev || ev.pending) return;
+    this.guard.changed([mode, asked[0], made,
+      ...[...bar.querySelectorAll(".bar-actions > *")].filter((b) => !b.hidden).map((b) => b.id)]);
   }
 
   async evaluate() {
@@ -326,7 +405,8 @@ class TurnView {
     }
     const serial = ++this.evalSerial;
     try {
-      const ev = await api.evaluate(s.phase, dice, s.rules);
+      const ev = await api.evaluate(s.phase, dice, s.rules, this.doubts());
+      ev.tokens = dice;
       if (serial === this.evalSerial) this.evaluation = ev;
     } catch (err) {
       if (serial === this.evalSerial) this.evaluation = { error: err.message };
@@ -334,8 +414,30 @@ class TurnView {
     if (serial === this.evalSerial) this.drawDraft();
   }
 
+  // The reader's doubts about the dice not yet checked, as the server weighs them (a doubt
+  // without its kind is about the value; without a runner-up it is always asked).
+  doubts() {
+    const d = this.draft;
+    if (!d.photo) return [];
+    return d.dice.map((die, index) => {
+      const read = die.source !== null ? d.photo.reading.dice[die.source] : null;
+      if (!read || die.checked || !(die.uncertain || read.doubt)) return null;
+      return { index, doubt: read.doubt || null, runner_up: read.runner_up || null };
+    }).filter((x) => x);
+  }
+
+  // The first die asked about is right as read: the player checked it.
+  answerAsk() {
+    const i = this.asked()[0];
+    if (i === undefined) return;
+    this.draft.dice[i].checked = true;
+    this.drawDraft();
+    this.keepSoon();
+  }
+
   // `now`: ask at once (a photo's dice arrive all together; taps are gathered a moment first).
   changed(now = false) {
+    this.keepSoon();
     // Until the server answers, the old verdict must not be confirmed; an answer already on
     // its way is for the old dice (its groups may name a die just removed), so it is dropped.
     this.evalSerial++;
@@ -350,6 +452,48 @@ class TurnView {
     this.evaluation = null;
     this.showError("");
     this.drawDraft();
+    this.keepSoon();
+  }
+
+  // --- the turn kept on the server ---------------------------------------------------------
+
+  // Keep the turn being played on the server (photo, roll, dice), so a reload loses nothing.
+  async keepTurn() {
+    const s = this.state;
+    const d = this.draft;
+    if (!s || s.over || d.seq !== s.seq) return;
+    if (this.busy || this.own) {
+      this.keepSoon(); // a confirm or undo on its way: the turn it would keep is ending
+      return;
+    }
+    const body = {
+      seq: d.seq, roll: this.advisor.roll, photo_id: d.photo ? d.photo.id : null, set_aside: !!d.setAside,
+      dice: d.dice.map((x) => ({ token: x.token, source: x.source, checked: !!x.checked })),
+    };
+    try {
+      await api.keepTurn(this.id, body);
+    } catch (err) {
+      // not kept (the turn was confirmed meanwhile, or the server is away): the page still has it
+    }
+  }
+
+  // Take up the turn as this or another page left it (the first state after the page opens).
+  restore(state) {
+    this.restored = true;
+    const turn = state.turn;
+    if (!turn || state.over) return;
+    const photo = turn.photo;
+    const reading = photo ? photo.reading : null;
+    this.draft = {
+      seq: state.seq,
+      photos: photo ? 1 : 0,
+      photo,
+      setAside: !!turn.set_aside,
+      dice: turn.dice.map((x) => ({ token: x.token, source: x.source, checked: !!x.checked,
+        uncertain: !!(reading && x.source !== null && reading.dice[x.source] && reading.dice[x.source].uncertain) })),
+    };
+    this.advisor.resume(state.seq, turn.roll);
+    this.evaluation = this.draft.dice.length ? { pending: true } : null;
   }
 
   async editDie(index) {
@@ -357,7 +501,7 @@ class TurnView {
     const result = await pickDie(this.info, { token: die.token, title: `Die ${index + 1}: ${describe(die.token)}` });
     if (!result) return;
     if (result.remove) this.draft.dice.splice(index, 1);
-    else this.draft.dice[index] = { ...die, token: result.token, uncertain: false };
+    else this.draft.dice[index] = { ...die, token: result.token, checked: true };
     this.changed();
   }
 
@@ -366,7 +510,7 @@ class TurnView {
     const result = await pickDie(this.info, { title: `Add die ${this.draft.dice.length + 1}`, canRemove: false });
     if (!result || !result.token) return;
     this.showError("");
-    this.draft.dice.push({ token: result.token, source: null, uncertain: false });
+    this.draft.dice.push({ token: result.token, source: null, uncertain: false, checked: true });
     this.changed();
   }
 
@@ -392,7 +536,8 @@ class TurnView {
         seq,
         photos: photos + 1,
         photo: { id: result.photo_id, url: result.url, reading: result.reading },
-        dice: result.reading.dice.slice(0, this.info.dice_count).map((d, i) => ({ token: d.token, source: i, uncertain: d.uncertain })),
+        setAside: false,
+        dice: result.reading.dice.slice(0, this.info.dice_count).map((d, i) => ({ token: d.token, source: i, uncertain: !!(d.uncertain || d.doubt), checked: false })),
       };
       this.endArmed = false;
       // A further photo in the turn is the next roll (the player can still set it back).
@@ -452,6 +597,7 @@ class TurnView {
     if (d.photo) {
       body.photo_id = d.photo.id;
       body.sources = d.dice.map((x) => x.source);
+      body.checked = d.dice.map((x) => !!x.checked); // learning tells a checked die from a guess
     }
     this.own = ownRecord(body);
     try {
@@ -462,9 +608,11 @@ class TurnView {
       this.evaluation = null;
       this.applyState(result.game);
       this.showError("");
-      // The next player's name and the camera button are at the top of the turn screen.
+      if (result.dice_set && this.learnt) this.learnt(result.dice_set); // learnt before the reply
+      // The next player's name and the camera button are at the top of the turn screen; the
+      // result stays in the turn card (a toast would cover Undo).
       window.scrollTo({ top: 0 });
-      toast(`${a.player}: Phase ${a.phase} ${a.made ? `made, ${a.score} points` : "missed"}.`);
+      this.showResult(`${a.player}: Phase ${a.phase} ${a.made ? `made, ${a.score} points` : "missed"}.`, result.game.seq);
     } catch (err) {
       this.own = null;
       if (err.status === 409) this.applyState(await api.game(this.id));
@@ -484,8 +632,9 @@ class TurnView {
       const result = await api.undo(this.id, last.seq);
       this.own = null;
       this.applyState(result.game);
+      if (this.learnt) this.learnt(); // what its photo taught is forgotten with it
       window.scrollTo({ top: 0 });
-      toast(`Undone: ${last.player}'s attempt at Phase ${last.phase}.`);
+      this.showResult(`Undone: ${last.player}'s attempt at Phase ${last.phase}.`, result.game.seq, false);
     } catch (err) {
       this.own = null;
       toast(err.message, "error");
@@ -500,7 +649,17 @@ class TurnView {
     const status = this.$("#busy");
     status.hidden = !busy;
     status.textContent = message;
-    this.$("#confirm").disabled = busy || !this.evaluation || !!this.evaluation.error || !!this.evaluation.pending;
+    const ev = this.evaluation;
+    this.$("#confirm").disabled = busy || !ev || !!ev.error || !!ev.pending || (!!ev.roll && !ev.roll.possible);
+  }
+
+  // The last confirm's or undo's result, with Undo beside it, until the next turn's dice.
+  showResult(message, seq = null, undoable = true) {
+    this.resultSeq = seq;
+    const box = this.$("#result");
+    box.hidden = !message;
+    this.$("#result-text").textContent = message;
+    this.$("#undo-result").hidden = !undoable;
   }
 
   // `seq`: the game's seq the message is about; it is taken down when the game moves on.
@@ -526,7 +685,11 @@ function ownUndo(seq) {
 }
 
 function emptyDraft(seq) {
-  return { seq, photos: 0, photo: null, dice: [] };
+  return { seq, photos: 0, photo: null, dice: [], setAside: false };
+}
+
+function sameTokens(a, b) {
+  return !!a && a.length === b.length && a.every((t, i) => t === b[i]);
 }
 
 function countText(n) {
@@ -551,6 +714,8 @@ function layout() {
   <div class="game-layout">
     <section class="card turn" aria-label="Turn">
       <div class="who" id="who"></div>
+      <p class="result" id="result" role="status" hidden><span id="result-text"></span>
+        <button type="button" class="btn" id="undo-result">↶ Undo</button></p>
       <div id="turn-controls">
         <div class="photo-actions">
           <label class="btn primary big" id="take-photo">
@@ -569,6 +734,7 @@ function layout() {
         <p class="error" id="turn-error" role="alert" hidden></p>
         <p class="uncertain-note" id="uncertain-note" hidden></p>
         <p class="uncertain-note" id="count-note" hidden></p>
+        <p class="quiet-note muted" id="quiet-note" hidden></p>
         <h2 class="sub">Dice <span class="muted">(tap one to correct it)</span></h2>
         <div class="dice-row">
           <div class="dice" id="dice" aria-label="The dice of this attempt"></div>
@@ -593,6 +759,11 @@ function layout() {
     </section>
     <section class="card pad" aria-label="Scorepad">
       <h2>Scorepad</h2>
+      <div class="export" role="group" aria-label="Take the scorepad home">
+        <button type="button" class="btn" id="print">Print</button>
+        <a class="btn" id="export-csv" download>CSV</a>
+        <a class="btn" id="export-json" download>Game file</a>
+      </div>
       <div id="announce"></div>
       <p class="scroll-hint" id="pad-hint" hidden></p>
       <div class="pad-scroll" id="pad-scroll"><div class="table-wrap" id="scorepad"></div></div>
@@ -602,7 +773,12 @@ function layout() {
   </div>
   <div class="turn-bar" id="turn-bar" role="region" aria-label="This attempt" hidden>
     <p class="verdict" id="verdict" aria-live="polite"></p>
+    <p class="bar-question" id="bar-question" role="alert" hidden></p>
     <div class="bar-actions">
+      <button type="button" class="btn" id="set-aside" hidden>Set aside</button>
+      <button type="button" class="btn primary big" id="bar-add" hidden>+ Add the missing die</button>
+      <button type="button" class="btn" id="ask-fix" hidden>Correct it</button>
+      <button type="button" class="btn primary big" id="ask-yes" hidden>✓ Right</button>
       <label class="btn" id="next-roll" for="photo-input"><span>Photo of roll 2</span></label>
       <button type="button" class="btn" id="end-turn">End turn…</button>
       <button type="button" class="btn" id="end-back">Back</button>

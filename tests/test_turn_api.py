@@ -1,0 +1,195 @@
+"""The turn's server side: which doubts are worth asking (the rules engine decides), whether
+the set can show the dice at once, the turn kept across a reload, which dice the player
+checked, and the scorepad exported as CSV and as a game file `companion replay` reads."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from companion.cli import main as companion
+from companion.dice import parse_face, parse_faces
+from companion.rules.doubts import Doubt, doubts_that_matter
+from companion.store import Store
+from test_api_photos import stored_photo
+
+PHASE1 = ["7b", "7r", "7g", "3o", "3r", "Wb"]
+S00 = parse_faces("Wb 1b 10r Wb 10b 10g 6o 5b 2o 10o".split())  # Phase 1: 10r 10b 10g + Wb Wb 10o = 40
+
+
+# --- which doubts matter: the core ------------------------------------------------------------
+
+@pytest.mark.parametrize("doubt, matters", [
+    (Doubt(4, "color", parse_face("10g")), False),  # a colour outside the colour phase
+    (Doubt(6, "die", None), False),  # 6o is not used: without it, the same 40
+    (Doubt(7, "value", parse_face("3b")), False),  # 5b or 3b: unused either way
+    (Doubt(7, "value", parse_face("6b")), True),  # 6b with 6o and a wild: a set of 6s, 42
+    (Doubt(2, "value", parse_face("9r")), True),  # 10r or 9r: 40 or 39
+    (Doubt(2, "value", None), True),  # no runner-up: every face the set prints is tried
+    (Doubt(2, "die", None), True),  # without 10r: 10b 10g 10o + ... scores otherwise
+    (Doubt(6, None, None), True),  # kind not said: 6o as a 10 would give a better set
+])
+def test_a_doubt_matters_when_the_other_reading_changes_the_outcome_or_score(doubt, matters):
+    assert doubts_that_matter(1, S00, [doubt]) == [matters]
+
+
+def test_a_miss_that_only_several_misread_dice_could_make_asks_each_of_them():
+    # Phase 4, a run of 7: read 3 9 7 1 1 8 10 7 3, the true 5 4 6 of dice 6-8 make 3..9.
+    faces = parse_faces("3b 9b 7o 1o 1r 8o 10o 7g 3o".split())
+    doubts = [Doubt(i, None, None) for i in (2, 4, 5, 6, 7, 8)]
+    assert doubts_that_matter(4, faces, doubts) == [True] * 6
+    # with runner-ups that cannot fill the run together, nothing is asked
+    runners = [Doubt(i, "value", parse_face("1g")) for i in (6, 7, 8)]
+    assert doubts_that_matter(4, faces, runners) == [False] * 3
+
+
+def test_a_miss_no_doubted_die_can_turn_asks_nothing():
+    # Phase 8 needs seven of one colour; S00 has five blue: one die read otherwise cannot make it,
+    assert doubts_that_matter(8, S00, [Doubt(6, None, None)]) == [False]
+    assert doubts_that_matter(8, S00, [Doubt(0, "color", None)]) == [False]
+    # but two non-blue dice that are blue could.
+    assert doubts_that_matter(8, S00, [Doubt(6, None, None), Doubt(8, None, None)]) == [True, True]
+
+
+def test_a_colour_doubt_matters_in_the_colour_phase():
+    faces = parse_faces("1r 2r 3r 4r 5r 6r 7r 8b 9g 10o".split())  # seven red: phase 8 made
+    assert doubts_that_matter(8, faces, [Doubt(0, "color", parse_face("1o"))]) == [True]
+    assert doubts_that_matter(1, faces, [Doubt(0, "color", parse_face("1o"))]) == [False]
+
+
+def test_a_doubt_about_a_die_not_sent_is_refused():
+    with pytest.raises(ValueError):
+        doubts_that_matter(1, S00, [Doubt(10, "value", None)])
+    with pytest.raises(ValueError):
+        Doubt(0, "shape", None)
+
+
+# --- /api/evaluate: ask and roll ----------------------------------------------------------------
+
+def test_evaluate_says_which_doubts_to_ask_and_whether_the_roll_can_be_shown(client):
+    dice = [f.token for f in S00]
+    doubts = [{"index": 4, "doubt": "color", "runner_up": {"value": 10, "color": "green"}},
+              {"index": 2, "doubt": "value", "runner_up": {"value": 9, "color": "red"}},
+              {"index": 6, "doubt": None, "runner_up": None}]  # no kind, no runner-up: every other reading
+    answer = client.post("/api/evaluate", json={"phase": 1, "dice": dice, "doubts": doubts}).json
+    assert (answer["score"], answer["ask"]) == (40, [2, 6])
+    assert answer["roll"] == {"possible": True, "reason": None}
+    five_wilds = client.post("/api/evaluate", json={"phase": 1, "dice": ["Wr", "Wo", "Wg", "Wb", "Wr"]}).json
+    assert five_wilds["roll"]["possible"] is False and "cannot all be showing" in five_wilds["roll"]["reason"]
+
+
+@pytest.mark.parametrize("doubts", [
+    [{"index": 6, "doubt": "value"}],  # only 6 dice
+    [{"index": 0, "doubt": "shape"}],
+    [{"index": 0, "doubt": "value", "runner_up": {"value": 11, "color": "red"}}],
+    [{"index": 0, "doubt": "value", "runner_up": "7r"}],
+    "7r",
+])
+def test_bad_doubts_are_refused_with_a_reason(client, doubts):
+    response = client.post("/api/evaluate", json={"phase": 1, "dice": PHASE1, "doubts": doubts})
+    assert response.status_code == 400
+    assert "doubt" in response.json["error"]
+
+
+# --- the turn kept on the server ----------------------------------------------------------------
+
+def test_the_turn_being_played_is_kept_until_its_attempt_is_recorded(app, client):
+    game = client.post("/api/games", json={"players": ["Ann", "Bob"]}).json
+    gid = game["id"]
+    assert client.get(f"/api/games/{gid}").json["turn"] is None
+    photo_id = stored_photo(app, gid)
+    turn = {"seq": 0, "roll": 2, "photo_id": photo_id, "set_aside": False,
+            "dice": [{"token": "7b", "source": 0, "checked": False}, {"token": "7g", "source": 2, "checked": True},
+                     {"token": "5r", "source": None, "checked": True}]}
+    assert client.put(f"/api/games/{gid}/turn", json=turn).status_code == 200
+    kept = client.get(f"/api/games/{gid}").json["turn"]
+    assert (kept["roll"], kept["dice"], kept["photo"]["id"]) == (2, turn["dice"], photo_id)
+    assert kept["photo"]["url"] == f"/api/photos/{photo_id}" and len(kept["photo"]["reading"]["dice"]) == 7
+    client.post(f"/api/games/{gid}/attempts", json={"player": "Ann", "seq": 0, "dice": PHASE1})
+    assert client.get(f"/api/games/{gid}").json["turn"] is None  # Bob's turn now
+    stale = client.put(f"/api/games/{gid}/turn", json=turn)  # a page still on Ann's turn
+    assert stale.status_code == 409
+    assert client.get(f"/api/games/{gid}").json["turn"] is None
+
+
+@pytest.mark.parametrize("change", [
+    {"roll": 4}, {"roll": 0}, {"dice": [{"token": "11r", "source": None}]}, {"dice": "7b"},
+    {"dice": [{"token": "7b", "source": 0}]},  # a source without a photo
+    {"dice": [{"token": "7b", "source": None, "checked": "yes"}]},
+    {"dice": [{"token": "7b", "source": None}] * 11},
+])
+def test_a_bad_turn_is_refused_and_keeps_nothing(client, change):
+    gid = client.post("/api/games", json={"players": ["Ann"]}).json["id"]
+    body = {"seq": 0, "roll": 1, "photo_id": None, "dice": [], **change}
+    assert client.put(f"/api/games/{gid}/turn", json=body).status_code == 400
+    assert client.get(f"/api/games/{gid}").json["turn"] is None
+
+
+def test_a_turn_with_another_games_photo_is_refused(app, client):
+    ann = client.post("/api/games", json={"players": ["Ann"]}).json["id"]
+    bob = client.post("/api/games", json={"players": ["Bob"]}).json["id"]
+    photo_id = stored_photo(app, bob)
+    body = {"seq": 0, "roll": 1, "photo_id": photo_id, "dice": [{"token": "7b", "source": 0}]}
+    assert client.put(f"/api/games/{ann}/turn", json=body).status_code == 404
+
+
+def test_a_database_of_schema_2_gains_the_turns_table(db_path):
+    import sqlite3
+
+    from companion.store import _SCHEMA, _SCHEMA_2
+
+    conn = sqlite3.connect(db_path)
+    conn.executescript(f"{_SCHEMA}{_SCHEMA_2}PRAGMA user_version = 2;")
+    conn.close()
+    store = Store(db_path)
+    assert store.schema_version() == 3
+    game = store.create_game({"players": ["Ann"], "mode": "solitaire", "rules": {}})
+    store.save_turn(game.id, 0, {"roll": 1, "photo_id": None, "dice": [], "set_aside": False})
+    assert store.turn(game.id, 0)["roll"] == 1 and store.turn(game.id, 1) is None
+
+
+# --- which dice the player checked --------------------------------------------------------------
+
+def test_the_confirmed_photo_keeps_which_dice_were_checked_or_corrected(app, client, db_path):
+    gid = client.post("/api/games", json={"players": ["Ann", "Bob"]}).json["id"]
+    photo_id = stored_photo(app, gid)  # read 7b 7r 1g 3o 3r Wb 9o
+    body = {"player": "Ann", "seq": 0, "dice": PHASE1, "photo_id": photo_id, "sources": [0, 1, 2, 3, 4, 5],
+            "checked": [False, True, False, False, False, False]}  # 7r looked at; 1g corrected to 7g
+    assert client.post(f"/api/games/{gid}/attempts", json=body).status_code == 201
+    labels = Store(db_path).get_photo(photo_id).labels["dice"]
+    assert [d["checked"] for d in labels] == [False, True, True, False, False, False]
+    assert [d["corrected"] for d in labels] == [False, False, True, False, False, False]
+    bad = {**body, "seq": 1, "player": "Bob", "checked": [True]}
+    assert client.post(f"/api/games/{gid}/attempts", json=bad).status_code == 400
+
+
+# --- the scorepad to take home ------------------------------------------------------------------
+
+def test_the_scorepad_exports_as_csv_in_the_pads_rows(client):
+    gid = client.post("/api/games", json={"players": ["Ann", "=Bob"]}).json["id"]
+    client.post(f"/api/games/{gid}/attempts", json={"player": "Ann", "seq": 0, "dice": PHASE1})
+    response = client.get(f"/api/games/{gid}/scorepad.csv")
+    assert response.mimetype == "text/csv"
+    assert response.headers["Content-Disposition"].startswith('attachment; filename="phase10-Ann-Bob-')
+    rows = list(csv.reader(io.StringIO(response.get_data(as_text=True))))
+    assert rows[0] == ["", "Ann", "'=Bob"]  # a name a spreadsheet would run is written as text
+    assert [r[0] for r in rows[1:]] == [*(f"Phase {n}" for n in range(1, 6)), "Five Phase Bonus",
+                                        *(f"Phase {n}" for n in range(6, 11)), "First Finish Bonus", "Total"]
+    assert rows[1] == ["Phase 1", "27", ""] and rows[-1] == ["Total", "27", "0"]
+
+
+def test_replay_reads_the_game_file_the_scorepad_gives(client, tmp_path, capsys):
+    gid = client.post("/api/games", json={"players": ["Ann", "Bob"], "mode": "standard"}).json["id"]
+    client.post(f"/api/games/{gid}/attempts", json={"player": "Ann", "seq": 0, "dice": PHASE1})
+    client.post(f"/api/games/{gid}/attempts", json={"player": "Bob", "seq": 1, "dice": ["1r", "2o"]})
+    response = client.get(f"/api/games/{gid}?download=1")
+    assert response.headers["Content-Disposition"].endswith('.json"')
+    path = tmp_path / "game.json"
+    path.write_bytes(response.data)
+    assert companion(["replay", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert json.loads(out) == json.loads(response.data)["scorepad"]
+    assert json.loads(out)["players"][0]["total"] == 27
