@@ -37,7 +37,7 @@ class ServerSettings:
     # Open live streams at once; each holds a worker thread, and make_server adds this many
     # threads to the request workers, so streams can never starve requests.
     max_streams: int = MAX_STREAMS
-    # How often an idle stream checks that its client is still there (waitress tells).
+    # How often an idle stream checks that its client is still there (the server tells).
     disconnect_poll_s: float = 1.0
     photo_reads: int = field(default_factory=cores)  # photos decoded and read at once
     # LAN mode: a client that tried this many different wrong join codes within the window waits

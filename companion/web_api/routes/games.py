@@ -8,8 +8,8 @@ from companion.dice import parse_faces
 from companion.game import GameError
 from companion.store import NotFound
 from companion.web_api import context
-from companion.web_api.broadcast import Busy, busy_stream
 from companion.web_api.bodies import ApiError, AttemptBody, CreateGameBody, parse, sentence
+from companion.web_api.broadcast import CLIENT_GONE, Busy, busy_stream
 from companion.web_api.games import game_config, game_state, game_summary, photo_labels, reading_json
 from companion.web_api.guards import takes_photo
 from companion.web_api.photos import uploaded_photo
@@ -70,7 +70,7 @@ def game_events(game_id: str):
     try:
         # The state is read after subscribing, so no change falls between the two; no game: 404.
         stream = context.events().stream(game_id, lambda: ("state", _state(game_id)),
-                                         request.environ.get("waitress.client_disconnected"))
+                                         request.environ.get(CLIENT_GONE))
     except Busy as exc:
         message = (f"The scorepad is busy: {exc}. Live updates resume when a page closes; "
                    f"try again in {STREAM_RETRY_S} s.")
