@@ -76,18 +76,26 @@ def tls_files(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def browser():
-    """Debian's Chromium, headless, through Playwright (one per test session)."""
-    from browser_helpers import CHROMIUM, launch_chromium
+def playwright():
+    """Playwright's sync API, started once per test session (it may be started only once at a time)."""
+    from browser_helpers import CHROMIUM
 
     if not CHROMIUM.exists():
         pytest.skip("browser tests need Debian's Chromium at /usr/bin/chromium (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        chromium = launch_chromium(playwright)
-        yield chromium
-        chromium.close()
+    with sync_playwright() as started:
+        yield started
+
+
+@pytest.fixture(scope="session")
+def browser(playwright):
+    """Debian's Chromium, headless, through Playwright (one per test session)."""
+    from browser_helpers import launch_chromium
+
+    chromium = launch_chromium(playwright)
+    yield chromium
+    chromium.close()
 
 
 @pytest.fixture

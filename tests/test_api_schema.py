@@ -27,8 +27,8 @@ schema = schemathesis.openapi.from_wsgi("/api/openapi.json", APP).exclude(path="
 # bytes that are not a photo, faces the dice set cannot show at once (advice, a confirm), one
 # roll per player, names that read the same (or a solitaire game of two).
 CROSS_FIELD_RULES = {
-    "POST /api/read", "POST /api/games/{game_id}/photos", "POST /api/advise", "POST /api/first-player",
-    "POST /api/games", "POST /api/games/{game_id}/attempts",
+    "POST /api/read", "POST /api/games/{game_id}/photos", "POST /api/games/{game_id}/frames", "POST /api/advise",
+    "POST /api/first-player", "POST /api/games", "POST /api/games/{game_id}/attempts",
 }
 
 

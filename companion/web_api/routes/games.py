@@ -12,8 +12,9 @@ from companion.web_api.bodies import ApiError, AttemptBody, CreateGameBody, pars
 from companion.web_api.broadcast import CLIENT_GONE, Busy, busy_stream
 from companion.web_api.games import game_config, game_state, game_summary, photo_labels, reading_json
 from companion.web_api.guards import takes_photo
-from companion.web_api.photos import uploaded_photo
+from companion.web_api.photos import check_frame_size, uploaded_photo
 from companion.web_api.routes.dice_sets import learn_confirmed, profile_for_game
+from companion.web_api.settings import MAX_FRAME_BYTES
 
 bp = Blueprint("games", __name__, url_prefix="/api/games")
 STREAM_RETRY_S = 5  # a refused live stream: when to try again
@@ -123,4 +124,14 @@ def upload_photo(game_id: str):
     reading = reading_json(context.photos()(data, profile_for_game(game_id)))
     photo_id = store.add_photo(game_id, mime, data, reading)
     return jsonify({"photo_id": photo_id, "url": f"/api/photos/{photo_id}", "reading": reading}), 201
+
+
+@bp.post("/<game_id>/frames")
+@takes_photo
+def read_frame(game_id: str):
+    """A live view's frame, read by the same reader and kept nowhere."""
+    context.store().get_game(game_id)
+    data, _ = uploaded_photo(MAX_FRAME_BYTES)
+    check_frame_size(data)
+    return jsonify({"reading": reading_json(context.photos()(data, profile_for_game(game_id), frame=True))})
 

@@ -1,0 +1,266 @@
+// The live view: the camera, with what the reader sees in it drawn over it a few times a second,
+// and the photo taken by itself once the dice are still and read the same in frames running.
+// Each frame is read by the server (POST /api/games/ID/frames), by the same reader as photos, so
+// the view and the chips have one source of truth; the photo it takes is then read as any photo.
+
+import { cameraMessage, cameraUsable } from "./camera.js";
+import { describe } from "./dice.js";
+import { esc } from "./dom.js";
+import { moved, steadyAdvice } from "./steady.js";
+
+const FRAME_QUALITY = 0.8; // JPEG quality of a frame: the reader's quick look needs no more
+const PHOTO_QUALITY = 0.92;
+const SHARPEST_OF = 3;
+const REPEATED_FRAME = 0.05; // a mean grey change per pixel under which the camera repeated its frame // without a still-photo API: the sharpest of this many video frames
+
+export class LiveView {
+  // `box`: the element the view is drawn in. `options`: info (/api/info), gameId, onPhoto(file)
+  // (the photo taken, to be read as this roll's), onError(message), turnLabel() (whose turn).
+  constructor(box, options) {
+    this.box = box;
+    this.options = options;
+    this.stream = null;
+    this.capture = null; // ImageCapture, where the browser has it
+    this.timer = null;
+    this.inFlight = false;
+    this.history = []; // the last frames' readings and motion, newest last
+    this.previousThumb = null;
+    this.armed = true; // a photo may be taken; after one, only once the dice moved again
+    this.taking = false;
+    this.frames = 0; // frames read since the view opened (tests and the benchmark watch it)
+    this.onVisibility = () => this.schedule();
+  }
+
+  get open() {
+    return !!this.stream;
+  }
+
+  async start() {
+    if (!cameraUsable()) {
+      this.options.onError(cameraMessage(null));
+      return;
+    }
+    try {
+      this.stream = await navigator.mediaDevices.getUserMedia({
+        video: { facingMode: "environment", width: { ideal: 1920 }, height: { ideal: 1080 } }, audio: false,
+      });
+    } catch (err) {
+      this.options.onError(cameraMessage(err));
+      return;
+    }
+    this.box.innerHTML = liveHtml(this.options.info);
+    this.video = this.box.querySelector("#camera-video");
+    this.video.srcObject = this.stream;
+    const track = this.stream.getVideoTracks()[0];
+    this.capture = typeof ImageCapture === "function" && track ? new ImageCapture(track) : null;
+    this.box.querySelector("#live-view").addEventListener("click", () => this.takePhoto("tap"));
+    this.box.querySelector("#camera-snap").addEventListener("click", () => this.takePhoto("tap"));
+    this.box.querySelector("#camera-close").addEventListener("click", () => this.stop());
+    this.box.hidden = false;
+    this.box.dataset.frames = "0";
+    this.box.dataset.captures = "0";
+    document.addEventListener("visibilitychange", this.onVisibility);
+    this.say("Point the camera at the dice.");
+    this.schedule();
+  }
+
+  stop() {
+    clearTimeout(this.timer);
+    this.timer = null;
+    document.removeEventListener("visibilitychange", this.onVisibility);
+    if (this.stream) this.stream.getTracks().forEach((t) => t.stop());
+    this.stream = null;
+    this.capture = null;
+    this.box.hidden = true;
+    this.box.innerHTML = "";
+  }
+
+  // A new turn or roll on this phone: the next still dice are taken again, once they moved.
+  nextTurn() {
+    this.history = [];
+  }
+
+  // The next frame, no sooner than the rate allows, never while one is on its way or the page is hidden.
+  schedule(delay = 0) {
+    clearTimeout(this.timer);
+    this.timer = null;
+    if (!this.stream || document.hidden || this.inFlight) return;
+    this.timer = setTimeout(() => this.readFrame(), delay);
+  }
+
+  async readFrame() {
+    const started = performance.now();
+    const video = this.video;
+    if (!this.stream || !video.videoWidth || this.taking) {
+      this.schedule(100);
+      return;
+    }
+    const { canvas, thumb } = grabFrame(video, this.options.info.live_frame_long_side);
+    const motion = this.previousThumb ? meanChange(this.previousThumb, thumb) : Infinity;
+    this.previousThumb = thumb;
+    this.inFlight = true;
+    try {
+      const blob = await new Promise((resolve) => canvas.toBlob(resolve, "image/jpeg", FRAME_QUALITY));
+      const reading = await postFrame(this.options.gameId, blob);
+      if (!this.stream) return;
+      this.frames += 1;
+      this.box.dataset.frames = String(this.frames);
+      // A frame the camera gave again (a stalled camera; a real sensor's noise makes every new
+      // frame differ) says nothing of the dice having stayed still since the last one.
+      if (motion > REPEATED_FRAME) this.history = [...this.history, { reading, motion }].slice(-4);
+      this.draw(reading);
+      this.decide(motion);
+    } catch (err) {
+      if (this.stream) this.say(err.message);
+    } finally {
+      this.inFlight = false;
+    }
+    const wait = 1000 / this.options.info.live_max_fps - (performance.now() - started);
+    this.schedule(Math.max(0, wait));
+  }
+
+  decide(motion) {
+    if (!this.armed && moved(motion)) this.armed = true;
+    const expected = Number(this.box.querySelector("#live-expect").value);
+    const advice = steadyAdvice(this.history, expected);
+    this.box.dataset.state = advice.state;
+    if (advice.state === "steady" && this.armed) {
+      this.say("Got it: taking the photo…");
+      this.takePhoto("steady");
+      return;
+    }
+    this.say(advice.state === "steady" ? "Read. Roll again, or tap to take it again." : advice.message);
+  }
+
+  // The sharpest picture the camera gives: a still photo where the browser takes one, else the
+  // sharpest of a few video frames at the camera's full size. Read as this roll's photo.
+  async takePhoto(why) {
+    if (this.taking || !this.stream) return;
+    this.taking = true;
+    this.armed = false;
+    try {
+      const file = await this.sharpestPicture();
+      this.box.dataset.captures = String(Number(this.box.dataset.captures) + 1);
+      this.box.dataset.lastCapture = why;
+      await this.options.onPhoto(file);
+    } catch (err) {
+      this.options.onError(`The camera could not take the photo (${err.message}). Try again, or use “Take photo”.`);
+    } finally {
+      this.taking = false;
+      this.history = [];
+      this.schedule(200);
+    }
+  }
+
+  async sharpestPicture() {
+    if (this.capture) {
+      try {
+        const blob = await this.capture.takePhoto();
+        if (blob && blob.size) return new File([blob], "live.jpg", { type: blob.type || "image/jpeg" });
+      } catch (err) {
+        // no still photo from this camera (some give none): its video frames instead
+      }
+    }
+    let best = null;
+    for (let i = 0; i < SHARPEST_OF; i++) {
+      if (i) await new Promise((resolve) => setTimeout(resolve, 40));
+      const { canvas } = grabFrame(this.video, 0);
+      const score = sharpness(canvas);
+      if (!best || score > best.score) best = { canvas, score };
+    }
+    const blob = await new Promise((resolve) => best.canvas.toBlob(resolve, "image/jpeg", PHOTO_QUALITY));
+    return new File([blob], "live.jpg", { type: "image/jpeg" });
+  }
+
+  draw(reading) {
+    const svg = this.box.querySelector("#live-overlay");
+    svg.setAttribute("viewBox", `0 0 ${reading.width} ${reading.height}`);
+    const stroke = Math.max(1.5, reading.width / 300);
+    const size = Math.max(12, reading.width / 28);
+    svg.innerHTML = reading.dice.map((die) => {
+      const [x0, y0, x1, y1] = die.box;
+      const label = die.token.replace(/([rogb])$/, "");
+      return `<g class="live-die${die.uncertain ? " uncertain" : ""}" aria-label="${esc(describe(die.token))}">
+        <rect x="${x0}" y="${y0}" width="${x1 - x0}" height="${y1 - y0}" stroke-width="${stroke}"></rect>
+        <text x="${(x0 + x1) / 2}" y="${y0 - stroke * 2}" font-size="${size}" text-anchor="middle">${esc(label)}${die.uncertain ? "?" : ""}</text></g>`;
+    }).join("");
+  }
+
+  say(message) {
+    const status = this.box.querySelector("#live-status");
+    if (status) status.textContent = `${this.options.turnLabel()}: ${message}`;
+  }
+}
+
+// A frame scaled to `longSide` (0: the video's own size), and a small grey copy for motion.
+function grabFrame(video, longSide) {
+  const w = video.videoWidth;
+  const h = video.videoHeight;
+  const k = longSide ? Math.min(1, longSide / Math.max(w, h)) : 1;
+  const canvas = document.createElement("canvas");
+  canvas.width = Math.round(w * k);
+  canvas.height = Math.round(h * k);
+  canvas.getContext("2d").drawImage(video, 0, 0, canvas.width, canvas.height);
+  const thumb = document.createElement("canvas");
+  thumb.width = 64;
+  thumb.height = Math.max(1, Math.round(64 * h / w));
+  const tc = thumb.getContext("2d", { willReadFrequently: true });
+  tc.drawImage(canvas, 0, 0, thumb.width, thumb.height);
+  return { canvas, thumb: grey(tc.getImageData(0, 0, thumb.width, thumb.height).data) };
+}
+
+function grey(rgba) {
+  const out = new Float32Array(rgba.length / 4);
+  for (let i = 0; i < out.length; i++) out[i] = 0.299 * rgba[4 * i] + 0.587 * rgba[4 * i + 1] + 0.114 * rgba[4 * i + 2];
+  return out;
+}
+
+// The mean grey change per pixel (0-255) between two thumbnails of the view.
+function meanChange(a, b) {
+  if (a.length !== b.length) return Infinity;
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += Math.abs(a[i] - b[i]);
+  return sum / a.length;
+}
+
+// How sharp a picture is: the mean absolute difference between neighbouring pixels of its grey
+// copy at 320 px (blur evens them out).
+function sharpness(canvas) {
+  const k = Math.min(1, 320 / Math.max(canvas.width, canvas.height));
+  const small = document.createElement("canvas");
+  small.width = Math.max(2, Math.round(canvas.width * k));
+  small.height = Math.max(2, Math.round(canvas.height * k));
+  const context = small.getContext("2d", { willReadFrequently: true });
+  context.drawImage(canvas, 0, 0, small.width, small.height);
+  const g = grey(context.getImageData(0, 0, small.width, small.height).data);
+  let sum = 0;
+  for (let y = 0; y < small.height; y++) {
+    for (let x = 1; x < small.width; x++) sum += Math.abs(g[y * small.width + x] - g[y * small.width + x - 1]);
+  }
+  return sum / (small.width * small.height);
+}
+
+async function postFrame(gameId, blob) {
+  const data = new FormData();
+  data.append("photo", blob, "frame.jpg");
+  const response = await fetch(`/api/games/${encodeURIComponent(gameId)}/frames`, { method: "POST", body: data });
+  const body = await response.json().catch(() => null);
+  if (!response.ok) throw new Error(body && body.error ? body.error : `The server answered ${response.status}.`);
+  return body.reading;
+}
+
+function liveHtml(info) {
+  const options = Array.from({ length: info.dice_count }, (_, i) => info.dice_count - i)
+    .map((n) => `<option value="${n}">${n === info.dice_count ? `all ${n}` : n}</option>`).join("");
+  return `
+    <div class="live-view" id="live-view" role="button" aria-label="Live view: tap to take the photo now">
+      <video id="camera-video" autoplay playsinline muted></video>
+      <svg id="live-overlay" preserveAspectRatio="xMidYMid meet" aria-label="Dice the reader sees"></svg>
+    </div>
+    <p class="live-status" id="live-status" role="status" aria-live="polite"></p>
+    <div class="row live-actions">
+      <label class="live-expect">Dice in view <select id="live-expect">${options}</select></label>
+      <button type="button" class="btn primary" id="camera-snap">Take it now</button>
+      <button type="button" class="btn" id="camera-close">Close camera</button>
+    </div>`;
+}
