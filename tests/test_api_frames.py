@@ -63,4 +63,5 @@ def test_a_frame_for_no_game_or_of_no_image_is_refused(client, game_id):
 
 def test_the_page_is_told_the_frame_size_and_rate(client):
     info = client.get("/api/info").json
-    assert 0 < info["live_frame_long_side"] <= info["photo_long_side"] and 0 < info["live_max_fps"] <= 4
+    assert 0 < info["live_frame_long_side"] <= info["photo_long_side"]
+    assert 0 < info["live_idle_fps"] <= info["live_max_fps"] <= 4

@@ -55,7 +55,8 @@ class LiveSettings:
     """The live view's frames: what the page sends (through /api/info) and how they are read."""
 
     frame_long_side: int = 640  # the page scales each frame to this long side
-    max_fps: float = 4.0  # the most frames a page sends a second (one at a time)
+    max_fps: float = 4.0  # the most frames a page sends a second (one at a time), while the dice settle
+    idle_fps: float = 1.0  # ... while they move, or lie as last read: only to keep the view's overlay current
 
 
 LIVE = LiveSettings()

@@ -43,9 +43,10 @@ def info():
         "rolls_per_turn": ROLLS_PER_TURN,
         # the page downscales a photo to this long side before upload: the reader never uses more
         "photo_long_side": _photo_long_side(),
-        # the live view: each frame scaled to this long side, at most this many a second
+        # the live view: each frame scaled to this long side, at most this many a second (idle: fewer)
         "live_frame_long_side": LIVE.frame_long_side,
         "live_max_fps": LIVE.max_fps,
+        "live_idle_fps": LIVE.idle_fps,
     })
 
 

@@ -6,7 +6,7 @@
 import { cameraMessage, cameraUsable } from "./camera.js";
 import { describe } from "./dice.js";
 import { esc } from "./dom.js";
-import { moved, steadyAdvice } from "./steady.js";
+import { moved, STILL_LEVEL, steadyAdvice } from "./steady.js";
 
 const FRAME_QUALITY = 0.8; // JPEG quality of a frame: the reader's quick look needs no more
 const PHOTO_QUALITY = 0.92;
@@ -23,8 +23,11 @@ export class LiveView {
     this.capture = null; // ImageCapture, where the browser has it
     this.timer = null;
     this.inFlight = false;
-    this.history = []; // the last frames' readings and motion, newest last
+    this.history = []; // the last frames read: {reading, motion (the most since the frame before)}
     this.previousThumb = null;
+    this.motionSinceSent = Infinity;
+    this.changed = true; // the view changed since the last frame read: it may be settling
+    this.lastSent = 0;
     this.armed = true; // a photo may be taken; after one, only once the dice moved again
     this.taking = false;
     this.frames = 0; // frames read since the view opened (tests and the benchmark watch it)
@@ -61,7 +64,7 @@ export class LiveView {
     this.box.dataset.captures = "0";
     document.addEventListener("visibilitychange", this.onVisibility);
     this.say("Point the camera at the dice.");
-    this.schedule();
+    this.schedule(0);
   }
 
   stop() {
@@ -75,55 +78,67 @@ export class LiveView {
     this.box.innerHTML = "";
   }
 
-  // A new turn or roll on this phone: the next still dice are taken again, once they moved.
-  nextTurn() {
-    this.history = [];
-  }
-
-  // The next frame, no sooner than the rate allows, never while one is on its way or the page is hidden.
-  schedule(delay = 0) {
+  // The camera is looked at max_fps times a second (motion, measured here on a small grey copy);
+  // a frame goes to the server then only while the dice may be settling (the view changed and is
+  // still now), else at idle_fps, to keep the overlay and the line current. One at a time, and
+  // none while the page is hidden.
+  schedule(delay = 1000 / this.options.info.live_max_fps) {
     clearTimeout(this.timer);
     this.timer = null;
-    if (!this.stream || document.hidden || this.inFlight) return;
-    this.timer = setTimeout(() => this.readFrame(), delay);
+    if (!this.stream || document.hidden) return;
+    this.timer = setTimeout(() => this.tick(), delay);
   }
 
-  async readFrame() {
-    const started = performance.now();
+  tick() {
     const video = this.video;
-    if (!this.stream || !video.videoWidth || this.taking) {
+    if (!video.videoWidth || this.taking) {
       this.schedule(100);
       return;
     }
     const { canvas, thumb } = grabFrame(video, this.options.info.live_frame_long_side);
     const motion = this.previousThumb ? meanChange(this.previousThumb, thumb) : Infinity;
     this.previousThumb = thumb;
+    // The camera gave its frame again (a stalled camera; a real sensor's noise makes every new
+    // frame differ): it says nothing new.
+    if (motion <= REPEATED_FRAME) {
+      this.schedule();
+      return;
+    }
+    this.motionSinceSent = Math.max(this.motionSinceSent, motion);
+    if (motion > STILL_LEVEL) this.changed = true;
+    if (!this.armed && moved(motion)) this.armed = true;
+    const settling = this.armed && this.changed && motion <= STILL_LEVEL;
+    const due = performance.now() - this.lastSent >= 1000 / this.options.info.live_idle_fps;
+    if (!this.inFlight && (settling || due)) this.send(canvas, this.motionSinceSent);
+    this.schedule();
+  }
+
+  async send(canvas, motion) {
     this.inFlight = true;
+    this.lastSent = performance.now();
+    this.motionSinceSent = 0;
     try {
       const blob = await new Promise((resolve) => canvas.toBlob(resolve, "image/jpeg", FRAME_QUALITY));
       const reading = await postFrame(this.options.gameId, blob);
-      if (!this.stream) return;
+      if (!this.stream || this.taking) return;
       this.frames += 1;
       this.box.dataset.frames = String(this.frames);
-      // A frame the camera gave again (a stalled camera; a real sensor's noise makes every new
-      // frame differ) says nothing of the dice having stayed still since the last one.
-      if (motion > REPEATED_FRAME) this.history = [...this.history, { reading, motion }].slice(-4);
+      this.history = [...this.history, { reading, motion }].slice(-4);
       this.draw(reading);
-      this.decide(motion);
+      this.decide();
     } catch (err) {
       if (this.stream) this.say(err.message);
     } finally {
       this.inFlight = false;
     }
-    const wait = 1000 / this.options.info.live_max_fps - (performance.now() - started);
-    this.schedule(Math.max(0, wait));
   }
 
-  decide(motion) {
-    if (!this.armed && moved(motion)) this.armed = true;
+  decide() {
     const expected = Number(this.box.querySelector("#live-expect").value);
     const advice = steadyAdvice(this.history, expected);
     this.box.dataset.state = advice.state;
+    // Until the view changes again, another frame would be read the same: idle rate.
+    if (advice.state !== "moving") this.changed = false;
     if (advice.state === "steady" && this.armed) {
       this.say("Got it: taking the photo…");
       this.takePhoto("steady");
@@ -148,7 +163,8 @@ export class LiveView {
     } finally {
       this.taking = false;
       this.history = [];
-      this.schedule(200);
+      this.previousThumb = null;
+      this.motionSinceSent = Infinity;
     }
   }
 
