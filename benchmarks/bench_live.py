@@ -22,6 +22,7 @@ Timings include the reading on this machine's CPU. Prints figures; never fails.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import statistics
@@ -34,7 +35,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # tests/ is not installed: imported from the checkout
 from tests.browser_helpers import PHONE, launch_with_camera  # noqa: E402 - Chromium as the browser tests run it
-from tests.live_sequences import sequence, write_y4m  # noqa: E402
+from tests.live_sequences import SAMPLE, SIZE, sequence, write_y4m  # noqa: E402
 
 LINK = {"offline": False, "latency": 40, "downloadThroughput": 20e6 / 8, "uploadThroughput": 20e6 / 8}
 TIMEOUT_MS = 60_000
@@ -90,6 +91,19 @@ def open_view(playwright, server: Server, video: Path):
     browser = launch_with_camera(playwright, video)
     context = browser.new_context(viewport=PHONE, base_url=server.base, ignore_https_errors=True)
     page = context.new_page()
+    # Each request's path, start and end (ms), to tell where the time goes.
+    page.add_init_script("""(() => {
+        const plain = window.fetch.bind(window);
+        window.requestTimes = [];
+        window.fetch = async (url, init) => {
+            const entry = { path: String(url).replace(/\\/api\\/games\\/[^/]+/, ''), start: performance.now() };
+            try {
+                const response = await plain(url, init);
+                if (entry.path.endsWith('/photos')) window.photoAnswer = await response.clone().json();
+                return response;
+            } finally { entry.end = performance.now(); window.requestTimes.push(entry); }
+        };
+    })()""")
     cdp = context.new_cdp_session(page)
     cdp.send("Network.enable")
     cdp.send("Network.emulateNetworkConditions", LINK)
@@ -113,13 +127,18 @@ def frames_read(page) -> int:
     return int(page.locator("#camera").get_attribute("data-frames") or 0)
 
 
-def still_to_chips(playwright, server: Server, video: Path) -> tuple[float, int]:
+def still_to_chips(playwright, server: Server, video: Path) -> tuple[float, int, dict]:
     browser, page, first = open_view(playwright, server, video)
     try:
         shown = page.wait_for_function(
             "() => document.querySelectorAll('#dice .chip').length > 0 && !document.querySelector('#photo').hidden"
             " && document.querySelector('#busy').hidden ? performance.now() : null", timeout=TIMEOUT_MS).json_value()
-        return (shown - first) / 1000, frames_read(page)
+        steps = page.evaluate("window.requestTimes")
+        path = " ".join(f"{e['path'] or 'game'} {e['start'] - first:.0f}-{e['end'] - first:.0f}"
+                        for e in steps if e["end"] >= first)
+        source = page.locator("#camera").get_attribute("data-source")
+        print(f"    requests (ms from the first picture): {path}; the photo: a {source}", flush=True)
+        return (shown - first) / 1000, frames_read(page), page.evaluate("window.photoAnswer.reading")
     finally:
         browser.close()
 
@@ -138,6 +157,29 @@ def watch(playwright, server: Server, video: Path, seconds: float) -> tuple[int,
         browser.close()
 
 
+def dice_right(reading: dict) -> int:
+    """The sample's labelled dice read right: a read die centred in the die's box, with its value and colour."""
+    label = next(json.loads(line) for line in (REPO / "sample_images" / "labels.jsonl").read_text().splitlines()
+                 if json.loads(line)["image"] == SAMPLE)
+    k = reading["width"] / label["width"]
+    right = 0
+    for die in label["dice"]:
+        x0, y0, x1, y1 = (v * k for v in die["box"])
+        token = f"{die['value']}{die['color'][0]}"
+        right += any(x0 <= (r["box"][0] + r["box"][2]) / 2 <= x1 and y0 <= (r["box"][1] + r["box"][3]) / 2 <= y1
+                     and r["token"] == token for r in reading["dice"])
+    return right
+
+
+def photographed() -> dict:
+    """The sample photo itself, read by the reader as a photo upload is."""
+    from companion.vision import ReadSettings, read_image
+    from companion.web_api.games import reading_json
+
+    data = (REPO / "sample_images" / SAMPLE).read_bytes()
+    return reading_json(read_image(data, settings=ReadSettings.from_env()))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -152,13 +194,16 @@ def main() -> None:
         server = Server(folder)
         try:
             still = write_y4m(folder / "still.y4m", sequence("still"))
-            times = []
+            times, right = [], []
             for _ in range(args.runs):
-                seconds, frames = still_to_chips(playwright, server, still)
+                seconds, frames, reading = still_to_chips(playwright, server, still)
                 times.append(seconds)
-                print(f"  still -> chips {seconds:.2f} s ({frames} frames read)", flush=True)
+                right.append(dice_right(reading))
+                print(f"  still -> chips {seconds:.2f} s ({frames} frames read), {right[-1]} dice right", flush=True)
             print(f"still dice -> chips shown: median {statistics.median(times):.2f} s, worst {max(times):.2f} s "
                   f"({args.runs} runs, 20 Mbit/s / 40 ms link)")
+            print(f"the photo taken ({SIZE[0]}x{SIZE[1]} video frame): {min(right)}-{max(right)} of 10 dice right; "
+                  f"the same scene photographed ({SAMPLE}, read in full): {dice_right(photographed())} of 10")
 
             for name, label in (("rolling", "dice rolling"), ("still", "still dice, once taken")):
                 video = write_y4m(folder / f"cpu-{name}.y4m", sequence(name, seed=100))

@@ -169,10 +169,13 @@ export class LiveView {
   }
 
   async sharpestPicture() {
-    if (this.capture) {
+    if (await this.stillHasMore()) {
       try {
         const blob = await this.capture.takePhoto();
-        if (blob && blob.size) return new File([blob], "live.jpg", { type: blob.type || "image/jpeg" });
+        if (blob && blob.size) {
+          this.box.dataset.source = "still photo";
+          return new File([blob], "live.jpg", { type: blob.type || "image/jpeg" });
+        }
       } catch (err) {
         // no still photo from this camera (some give none): its video frames instead
       }
@@ -185,7 +188,22 @@ export class LiveView {
       if (!best || score > best.score) best = { canvas, score };
     }
     const blob = await new Promise((resolve) => best.canvas.toBlob(resolve, "image/jpeg", PHOTO_QUALITY));
+    this.box.dataset.source = "video frame";
     return new File([blob], "live.jpg", { type: "image/jpeg" });
+  }
+
+  // A still photo is slower to take than a video frame: worth it only when the video is smaller
+  // than the photos the reader reads (photo_long_side) and the still photo larger than the video.
+  async stillHasMore() {
+    if (!this.capture) return false;
+    const long = Math.max(this.video.videoWidth, this.video.videoHeight);
+    if (long >= this.options.info.photo_long_side) return false;
+    try {
+      const capabilities = await this.capture.getPhotoCapabilities();
+      return !!capabilities.imageWidth && Math.max(capabilities.imageWidth.max, capabilities.imageHeight.max) > long;
+    } catch (err) {
+      return false;
+    }
   }
 
   draw(reading) {

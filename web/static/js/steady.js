@@ -34,14 +34,16 @@ export function moved(motion) {
   return Number.isFinite(motion) && motion > MOVED_LEVEL;
 }
 
-// The same dice in the same places with the same values.
+// The same dice in the same places with the same values (where the reader is sure of both: an
+// unsure die's reading may flicker from frame to frame; the photo's reading decides it).
 export function sameDice(a, b) {
   if (a.dice.length !== b.dice.length) return false;
   const near = SAME_PLACE * Math.max(b.width, b.height);
   const left = [...a.dice];
+  const sameValue = (x, y) => x.token === y.token || x.uncertain || y.uncertain;
   return b.dice.every((die) => {
     const [cx, cy] = centre(die.box);
-    const i = left.findIndex((other) => other.token === die.token && Math.hypot(...minus(centre(other.box), [cx, cy])) < near);
+    const i = left.findIndex((other) => sameValue(other, die) && Math.hypot(...minus(centre(other.box), [cx, cy])) < near);
     if (i < 0) return false;
     left.splice(i, 1);
     return true;
