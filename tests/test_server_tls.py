@@ -210,3 +210,20 @@ def test_serve_refuses_a_network_host_without_the_join_code(tmp_path):
                            str(tmp_path / "db.sqlite3")], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "--lan" in done.stderr
     assert not (tmp_path / "db.sqlite3").exists()
+
+
+def test_the_app_sees_each_clients_own_address(db_path, tls_files):
+    """The join-code throttle counts per client: the server passes the client's own address and port."""
+    from flask import jsonify, request
+
+    server = LiveServer(db_path, tls=tls_files)
+    server.app.add_url_rule("/probe-address", "probe_address",
+                            lambda: jsonify([request.remote_addr, request.environ["REMOTE_PORT"]]))
+    with server:
+        conn = connect("https", server.port)
+        try:
+            conn.request("GET", "/probe-address")
+            seen = json.loads(conn.getresponse().read())
+            assert seen == [conn.sock.getsockname()[0], str(conn.sock.getsockname()[1])]
+        finally:
+            conn.close()
