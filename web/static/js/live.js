@@ -28,6 +28,7 @@ export class LiveView {
     this.motionSinceSent = Infinity;
     this.changed = true; // the view changed since the last frame read: it may be settling
     this.lastSent = 0;
+    this.waiting = null; // a settling frame seen while another was being read
     this.armed = true; // a photo may be taken; after one, only once the dice moved again
     this.taking = false;
     this.frames = 0; // frames read since the view opened (tests and the benchmark watch it)
@@ -109,6 +110,8 @@ export class LiveView {
     if (!this.armed && moved(motion)) this.armed = true;
     const settling = this.armed && this.changed && motion <= STILL_LEVEL;
     const due = performance.now() - this.lastSent >= 1000 / this.options.info.live_idle_fps;
+    // A settling frame seen while one is on its way goes as soon as that one is read.
+    this.waiting = settling && this.inFlight ? canvas : null;
     if (!this.inFlight && (settling || due)) this.send(canvas, this.motionSinceSent);
     this.schedule();
   }
@@ -131,6 +134,9 @@ export class LiveView {
     } finally {
       this.inFlight = false;
     }
+    const next = this.waiting;
+    this.waiting = null;
+    if (next && this.changed && this.stream && !this.taking) this.send(next, this.motionSinceSent);
   }
 
   decide() {
