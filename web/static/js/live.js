@@ -10,8 +10,8 @@ import { moved, STILL_LEVEL, steadyAdvice } from "./steady.js";
 
 const FRAME_QUALITY = 0.8; // JPEG quality of a frame: the reader's quick look needs no more
 const PHOTO_QUALITY = 0.92;
-const SHARPEST_OF = 3;
-const REPEATED_FRAME = 0.05; // a mean grey change per pixel under which the camera repeated its frame // without a still-photo API: the sharpest of this many video frames
+const SHARPEST_OF = 3; // without a still photo: the sharpest of this many video frames
+const REPEATED_FRAME = 0.05; // a mean grey change per pixel under which the camera repeated its frame
 
 export class LiveView {
   // `box`: the element the view is drawn in. `options`: info (/api/info), gameId, onPhoto(file)
@@ -33,10 +33,6 @@ export class LiveView {
     this.taking = false;
     this.frames = 0; // frames read since the view opened (tests and the benchmark watch it)
     this.onVisibility = () => this.schedule();
-  }
-
-  get open() {
-    return !!this.stream;
   }
 
   async start() {
