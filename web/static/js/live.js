@@ -36,6 +36,7 @@ export class LiveView {
   }
 
   async start() {
+    if (this.stream) return; // open already
     if (!cameraUsable()) {
       this.options.onError(cameraMessage(null));
       return;
