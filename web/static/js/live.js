@@ -36,11 +36,12 @@ export class LiveView {
   }
 
   async start() {
-    if (this.stream) return; // open already
+    if (this.stream || this.opening) return; // open already, or opening
     if (!cameraUsable()) {
       this.options.onError(cameraMessage(null));
       return;
     }
+    this.opening = true;
     try {
       this.stream = await navigator.mediaDevices.getUserMedia({
         video: { facingMode: "environment", width: { ideal: 1920 }, height: { ideal: 1080 } }, audio: false,
@@ -48,6 +49,8 @@ export class LiveView {
     } catch (err) {
       this.options.onError(cameraMessage(err));
       return;
+    } finally {
+      this.opening = false;
     }
     this.box.innerHTML = liveHtml(this.options.info);
     this.video = this.box.querySelector("#camera-video");
