@@ -118,3 +118,12 @@ def test_the_view_sends_no_frame_while_the_page_is_hidden(camera_page):
         document.dispatchEvent(new Event('visibilitychange'));
     }""")
     wait_for_frames(page, before + 2)
+
+
+def test_with_dice_set_aside_the_dice_in_view_are_taken(camera_page):
+    page = camera_page("cut")  # nine dice whole in view, the tenth out of it
+    wait_for_frames(page, 2)
+    assert page.locator("#camera").get_attribute("data-captures") == "0"
+    page.select_option("#live-expect", "9")  # the player set one aside
+    page.wait_for_function("() => document.querySelector('#camera').dataset.captures === '1'", timeout=READ_TIMEOUT_MS)
+    expect(page.locator("#dice .chip")).to_have_count(9, timeout=READ_TIMEOUT_MS)

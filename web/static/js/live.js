@@ -60,6 +60,7 @@ export class LiveView {
     this.box.querySelector("#live-view").addEventListener("click", () => this.takePhoto("tap"));
     this.box.querySelector("#camera-snap").addEventListener("click", () => this.takePhoto("tap"));
     this.box.querySelector("#camera-close").addEventListener("click", () => this.stop());
+    this.box.querySelector("#live-expect").addEventListener("change", () => { this.changed = true; });
     this.box.hidden = false;
     this.box.dataset.frames = "0";
     this.box.dataset.captures = "0";
