@@ -68,13 +68,23 @@ def test_the_https_server_speaks_tls_and_the_plain_one_does_not(lan_server):
 def test_a_foreign_host_is_refused(lan_server):
     status, _, body = ask(lan_server.scheme, lan_server.port, "GET", f"/api/games?code={CODE}",
                           {"Host": f"rebind.example:{lan_server.port}"})
-    assert status == 400 and "answers only at" in json.loads(body)["error"]
+    assert status == 400 and "does not answer at" in json.loads(body)["error"]
 
 
 def test_the_join_code_is_needed_and_enough(lan_server):
     assert ask(lan_server.scheme, lan_server.port, "GET", "/api/games")[0] == 403
     assert ask(lan_server.scheme, lan_server.port, "GET", "/api/games", {"X-Join-Code": "abcd-ef24"})[0] == 403
     assert ask(lan_server.scheme, lan_server.port, "GET", "/api/games", {"X-Join-Code": "abcdef23"})[0] == 200
+
+
+def test_join_code_guessing_is_throttled_per_client(lan_server):
+    from companion.web_api.settings import JOIN_TRIES
+
+    scheme, port = lan_server.scheme, lan_server.port
+    for n in range(JOIN_TRIES):
+        assert ask(scheme, port, "GET", "/api/games", {"X-Join-Code": f"WRONG-{n:04d}"})[0] == 403
+    status, headers, body = ask(scheme, port, "GET", "/api/games", {"X-Join-Code": CODE})
+    assert status == 429 and int(headers["retry-after"]) > 0 and json.loads(body)["error"]
 
 
 def test_a_state_change_from_another_site_is_refused_and_from_the_scorepad_taken(lan_server):
