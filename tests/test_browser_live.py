@@ -109,9 +109,9 @@ def test_the_view_sends_no_frame_while_the_page_is_hidden(camera_page):
         Object.defineProperty(document, 'hidden', { configurable: true, get: () => true });
         document.dispatchEvent(new Event('visibilitychange'));
     }""")
-    page.wait_for_timeout(600)  # a frame already on its way still lands
+    page.wait_for_timeout(3000)  # a frame already on its way still lands (a read takes up to a second or two on a busy CPU)
     before = frames_read(page)
-    page.wait_for_timeout(1500)
+    page.wait_for_timeout(2000)
     assert frames_read(page) == before
     page.evaluate("""() => {
         Object.defineProperty(document, 'hidden', { configurable: true, get: () => false });

@@ -137,7 +137,7 @@ export class LiveView {
     }
     const next = this.waiting;
     this.waiting = null;
-    if (next && this.changed && this.stream && !this.taking) this.send(next, this.motionSinceSent);
+    if (next && this.changed && this.stream && !this.taking && !document.hidden) this.send(next, this.motionSinceSent);
   }
 
   decide() {
