@@ -5,7 +5,7 @@ whether the reader reads the photo the page sends as well as the original.
     .venv/bin/python benchmarks/bench_turn.py --far data/far --out /tmp/far_sent [--limit 200]
 
 Real Chromium (/usr/bin/chromium, headless) at 390x844 with DevTools network emulation of a
-20 Mbit/s, 40 ms link, against the scorepad served by waitress on 127.0.0.1 with the shipped
+20 Mbit/s, 40 ms link, against the scorepad served by the real server on 127.0.0.1 with the shipped
 models. The photos are 12 MP JPEGs (4032x3024) made from the 12 MP sample photos with
 sensor-like grain added (3-5 MB each, as a phone's). For each: the bytes the server received
 for the photo and the time from choosing it to Confirm ready (the reading drawn, the verdict
@@ -78,11 +78,7 @@ class Server:
     """The scorepad on a free port in a background thread (as the browser tests run it)."""
 
     def __init__(self, db: Path):
-        import logging
-
         from companion.server import create_app, make_server
-
-        logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # "Task queue depth" is noise here
 
         # Each page's live stream holds a worker thread until a keep-alive finds it closed:
         # plenty of threads and a short keep-alive, so no turn waits behind a closed page's stream.

@@ -17,6 +17,8 @@ from typing import Sequence
 from flask import Flask
 
 from companion.assets import web_dir
+from companion.certificate import TlsFiles
+from companion.http_server import HttpServer
 from companion.runtime import Runtime
 from companion.store import Store
 from companion.table_profiles import TableProfiles
@@ -95,43 +97,23 @@ def new_join_code() -> str:
     return f"{chars[:4]}-{chars[4:]}"
 
 
-def make_server(app: Flask, host: str, port: int, threads: int = 16):
-    """A waitress server (not started) with `threads` workers for requests.
+def make_server(app: Flask, host: str, port: int, threads: int = 16, tls: TlsFiles | None = None) -> HttpServer:
+    """The server (bound, not started) with `threads` workers for requests; HTTPS with `tls`.
 
     Each open live stream holds a worker while it waits, so the app's max_streams workers
     are added for them: requests always have `threads` of their own. A stream notices a
-    client that left within a second (waitress reads ahead on the connection to tell)."""
-    from waitress.server import create_server
-
+    client that left within a second (the server looks at its connection)."""
     settings = context.state(app).settings
-    return create_server(app, host=host, port=port, threads=threads + settings.max_streams,
-                         connection_limit=settings.max_streams + 100, channel_request_lookahead=1,
-                         # a client that reads slowly makes its stream wait, not the server buffer
-                         outbuf_high_watermark=256 * 1024,
-                         ident="phase10-companion", channel_timeout=300,
-                         # waitress refuses a larger body itself, before it spools it to disk
-                         max_request_body_size=MAX_PHOTO_BYTES + guards.MULTIPART_SLACK)
+    return HttpServer(app, host, port, threads + settings.max_streams, tls=tls,
+                      # the server refuses a larger body itself, before any of it is read
+                      body_limit=MAX_PHOTO_BYTES + guards.MULTIPART_SLACK,
+                      idle_connections=settings.max_streams + 100)
 
 
-def shutdown(app: Flask, server, loop_thread: threading.Thread | None = None) -> None:
-    """End the live streams first, let the worker threads finish, then close every socket.
-
-    In this order no worker writes to a closed socket. When `server.run()` is still looping in
-    `loop_thread`, the sockets are closed from inside that loop (a trigger callback), so it
-    never polls a closed descriptor; its map empties and `run()` returns.
-    """
-    from waitress import wasyncore
-
+def shutdown(app: Flask, server: HttpServer, loop_thread: threading.Thread | None = None) -> None:
+    """End the live streams first, then stop the server (its workers finish, every socket
+    closes); `loop_thread`, where `server.run()` loops, then ends."""
     context.state(app).events.close()
-    server.task_dispatcher.shutdown(cancel_pending=True, timeout=5)
-    if loop_thread is not None and loop_thread.is_alive():
-        try:
-            server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
-        except OSError:  # the trigger is already gone: the loop is closing by itself
-            pass
+    server.stop()
+    if loop_thread is not None:
         loop_thread.join(timeout=10)
-    if server._map:
-        wasyncore.close_all(server._map)
-    # A worker still busy past the timeout (a long computation) pulls the trigger when it
-    # finishes; the trigger is closed now, so make that pull a no-op instead of an EBADF.
-    server.pull_trigger = lambda *args, **kwargs: None

@@ -16,7 +16,8 @@ import threading
 import urllib.request
 from pathlib import Path
 
-from tests.browser_helpers import DESKTOP, PHONE, add_dice, launch_chromium
+from tests.browser_helpers import DESKTOP, PHONE, add_dice, launch_chromium, launch_with_camera
+from tests.live_sequences import sequence, write_y4m
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "docs" / "screenshots"
@@ -88,9 +89,11 @@ def main() -> int:
                     shoot(page, base, game, solo, race, size_name)
                     page.close()
                 browser.close()
+                if sample_photo() is not None:
+                    shoot_live(pw, base, Path(tmp))
         finally:
             shutdown(app, server, loop)
-    for path in OUT.glob("*-photo.png"):
+    for path in [*OUT.glob("*-photo.png"), OUT / "phone-live.png"]:
         shrink(path)
     for path in sorted(OUT.glob("*.png")):
         print(f"{path.relative_to(REPO)}  {path.stat().st_size // 1024} KiB")
@@ -153,6 +156,22 @@ def shoot_advice(page, base: str) -> None:
     page.wait_for_selector("#advice-odds")
     page.evaluate("window.scrollTo(0, document.querySelector('#roll-bar').getBoundingClientRect().top + scrollY - 60)")
     page.screenshot(path=OUT / "phone-advice.png")
+
+
+def shoot_live(pw, base: str, tmp: Path) -> None:
+    """The live view (phone): the camera, each die the reader sees boxed and read, and the line
+    to the player. Its camera plays the sequence with a die cut by the frame's edge, so the
+    view says what to do instead of taking the photo."""
+    browser = launch_with_camera(pw, write_y4m(tmp / "cut.y4m", sequence("cut", frames=4)))
+    page = browser.new_page(viewport=PHONE, device_scale_factor=1)
+    game = play(base, ["Ann", "Bob"], [])
+    page.goto(f"{base}/#/game/{game['id']}")
+    page.wait_for_selector("#current-player")
+    page.click("#camera-open")
+    page.wait_for_function("() => Number(document.querySelector('#camera').dataset.frames) >= 2", timeout=60_000)
+    page.evaluate("window.scrollTo(0, document.querySelector('#camera').getBoundingClientRect().top + scrollY - 60)")
+    page.screenshot(path=OUT / "phone-live.png")
+    browser.close()
 
 
 def shrink(path: Path) -> None:

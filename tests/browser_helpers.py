@@ -24,9 +24,15 @@ COLOUR_NAMES = {"r": "red", "o": "orange", "g": "green", "b": "blue"}
 READ_TIMEOUT_MS = 30_000  # a photo read on a busy CPU
 
 
-def launch_chromium(playwright: Playwright) -> Browser:
+def launch_chromium(playwright: Playwright, extra_args: Sequence[str] = ()) -> Browser:
     """Debian's Chromium, headless, from the object `sync_playwright()` gives."""
-    return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+    return playwright.chromium.launch(executable_path=str(CHROMIUM), args=[*CHROMIUM_ARGS, *extra_args], headless=True)
+
+
+def launch_with_camera(playwright: Playwright, video: Path) -> Browser:
+    """Chromium whose camera plays `video` (a .y4m file, looped), allowed without asking."""
+    return launch_chromium(playwright, ["--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream",
+                                        f"--use-file-for-fake-video-capture={video}"])
 
 
 def pick(page: Page, token: str) -> None:

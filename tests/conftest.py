@@ -33,14 +33,15 @@ def client(app):
 
 
 class LiveServer:
-    """The scorepad served by waitress on a free 127.0.0.1 port, in a background thread."""
+    """The scorepad served on a free 127.0.0.1 port, in a background thread (HTTPS with `tls`)."""
 
-    def __init__(self, db_path: Path, join_code: str | None = None):
+    def __init__(self, db_path: Path, join_code: str | None = None, tls=None):
         from companion.server import create_app, make_server
 
         self.app = create_app(db_path, join_code=join_code, keepalive_s=1.0)
-        self.server = make_server(self.app, "127.0.0.1", 0, threads=16)
-        self.url = f"http://127.0.0.1:{self.server.effective_port}"
+        self.server = make_server(self.app, "127.0.0.1", 0, threads=16, tls=tls)
+        self.port = self.server.effective_port
+        self.url = f"{self.server.scheme}://127.0.0.1:{self.port}"
         self.thread = threading.Thread(target=self.server.run, name="scorepad-server", daemon=True)
 
     def __enter__(self) -> "LiveServer":
@@ -67,18 +68,34 @@ def server_factory(db_path: Path):
 
 
 @pytest.fixture(scope="session")
-def browser():
-    """Debian's Chromium, headless, through Playwright (one per test session)."""
-    from browser_helpers import CHROMIUM, launch_chromium
+def tls_files(tmp_path_factory):
+    """A certificate made as `companion serve --lan` makes it, for 127.0.0.1 (one per session)."""
+    from companion.certificate import ensure_certificate
+
+    return ensure_certificate(tmp_path_factory.mktemp("tls"), ["127.0.0.1", "localhost"])
+
+
+@pytest.fixture(scope="session")
+def playwright():
+    """Playwright's sync API, started once per test session (it may be started only once at a time)."""
+    from browser_helpers import CHROMIUM
 
     if not CHROMIUM.exists():
         pytest.skip("browser tests need Debian's Chromium at /usr/bin/chromium (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        chromium = launch_chromium(playwright)
-        yield chromium
-        chromium.close()
+    with sync_playwright() as started:
+        yield started
+
+
+@pytest.fixture(scope="session")
+def browser(playwright):
+    """Debian's Chromium, headless, through Playwright (one per test session)."""
+    from browser_helpers import launch_chromium
+
+    chromium = launch_chromium(playwright)
+    yield chromium
+    chromium.close()
 
 
 @pytest.fixture

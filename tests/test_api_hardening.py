@@ -1,5 +1,5 @@
 """A table of phones, a careless user and a hostile page in another tab cannot freeze,
-exhaust or fool the scorepad server (Flask's test client on real SQLite; waitress where
+exhaust or fool the scorepad server (Flask's test client on real SQLite; the real server where
 threads and sockets matter)."""
 
 from __future__ import annotations
@@ -201,7 +201,7 @@ def test_a_large_png_within_the_budget_is_read_upright_at_working_size():
 # --- live streams cannot starve requests --------------------------------------------------------
 
 class Served:
-    """The app under waitress on a free loopback port, with few threads so limits show."""
+    """The app under the real server on a free loopback port, with few threads so limits show."""
 
     def __init__(self, db_path, threads: int, max_streams: int, keepalive_s: float = 30.0):
         from companion.server import make_server

@@ -1,4 +1,4 @@
-"""The API over real HTTP (waitress on 127.0.0.1): live updates, racing phones, the CLI server."""
+"""The API over real HTTP (the real server on 127.0.0.1): live updates, racing phones, the CLI server."""
 
 from __future__ import annotations
 
@@ -18,12 +18,12 @@ from conftest import stop_cli
 PHASE1_MADE = ["7b", "7r", "7g", "3o", "3r", "Wb"]
 
 
-def call(base: str, method: str, path: str, body=None, headers=None):
+def call(base: str, method: str, path: str, body=None, headers=None, context=None):
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(base + path, data=data, method=method,
                                      headers={"Content-Type": "application/json", **(headers or {})})
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=10, context=context) as response:
             return response.status, json.loads(response.read() or b"null")
     except urllib.error.HTTPError as err:
         return err.code, json.loads(err.read() or b"null")
@@ -156,13 +156,16 @@ def test_companion_serve_reads_photos_with_the_models_folder_it_is_given(tmp_pat
 
 
 def test_companion_serve_lan_prints_a_join_url_with_a_qr_code_and_refuses_strangers(tmp_path):
+    import ssl
+
     process, url = start_cli(tmp_path, ["--lan"], lan=True)
     try:
         code = re.search(r"\?code=([\w-]+)", url).group(1)
         port = re.search(r":(\d+)/", url).group(1)
-        local = f"http://127.0.0.1:{port}"  # tests never leave this machine
-        assert call(local, "GET", "/api/games")[0] == 403
-        assert call(local, "GET", f"/api/games?code={code}")[0] == 200
+        local = f"https://127.0.0.1:{port}"  # tests never leave this machine
+        accepted = ssl._create_unverified_context()  # the certificate is this machine's own
+        assert call(local, "GET", "/api/games", context=accepted)[0] == 403
+        assert call(local, "GET", f"/api/games?code={code}", context=accepted)[0] == 200
         assert "\u2580" in process.banner or "\u2584" in process.banner  # the QR code's half blocks
     finally:
         stop_cli(process)
@@ -187,7 +190,7 @@ def start_cli(tmp_path, extra: list[str], lan: bool = False):
         if not line:
             break
         lines.append(line)
-        found = re.search(r"(http://\S+)", line)
+        found = re.search(r"(https?://\S+)", line)
         if found and url is None:
             url = found.group(1)
         if "Ctrl+C" in line:

@@ -39,4 +39,5 @@ def test_a_visitor_without_the_code_gets_a_page_with_a_field_for_it(db_path):
     assert refused.status_code == 403 and refused.mimetype == "text/html"
     page = refused.get_data(as_text=True)
     assert 'name="code"' in page and "QR code" in page and "viewport" in page
+    assert "certificate" in page  # the browser's one-time warning about the LAN server's own certificate
     assert client.get("/api/games").is_json  # the API still answers in JSON

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from companion.cli.common import add_reader_flags, reader_flags
 from companion.store import default_db_path
-from companion.web_api.settings import MAX_STREAMS
+from companion.web_api.settings import LOOPBACK_HOSTS, MAX_STREAMS
 
 DEFAULT_PORT = 8010
 
@@ -20,15 +20,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "serve",
         help="serve the scorepad web page",
-        description="Serve the scorepad on http://127.0.0.1:PORT. With --lan, serve on the local network: "
-        "the printed URL (and its QR code) carries a join code, and requests without it are refused.",
-        epilog="examples:\n  companion serve\n  companion serve --port 8080 --db games.sqlite3\n  companion serve --lan",
+        description="Serve the scorepad on http://127.0.0.1:PORT. With --lan, serve HTTPS on the local network "
+        "(phones' browsers open the camera only on a secure page) with a certificate made on this machine "
+        "and kept beside the database: the printed URL (and its QR code) carries a join code, and requests "
+        "without it are refused.",
+        epilog="examples:\n  companion serve\n  companion serve --port 8080 --db games.sqlite3\n  companion serve --lan\n"
+        "  companion serve --lan --host 192.168.1.20",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT})")
     parser.add_argument("--db", type=Path, default=None,
                         help=f"SQLite database (default {default_db_path()})")
     parser.add_argument("--lan", action="store_true", help="serve on the local network with a join code and QR code")
+    parser.add_argument("--host", metavar="ADDR", default=None,
+                        help="with --lan, the one interface to listen on (default: all of them, 0.0.0.0); "
+                        "without --lan only a loopback address")
     add_reader_flags(parser)
     parser.add_argument("--threads", type=int, default=16,
                         help="worker threads for requests (default 16); live updates have their own")
@@ -42,6 +48,11 @@ def run(args: argparse.Namespace) -> int:
     from companion.runtime import Runtime, SettingsError
     from companion.server import create_app, make_server, new_join_code, shutdown
 
+    host = args.host or ("0.0.0.0" if args.lan else "127.0.0.1")
+    if not args.lan and host_name_of(host) not in LOOPBACK_HOSTS:
+        print(f"companion serve: --host {host} would serve the network without a join code; add --lan",
+              file=sys.stderr)
+        return 2
     limit_malloc_arenas()
     try:
         runtime = Runtime.start(**reader_flags(args))  # the models load now, not on the first photo
@@ -50,25 +61,26 @@ def run(args: argparse.Namespace) -> int:
         return 1
     db = args.db or default_db_path()
     code = new_join_code() if args.lan else None
-    app = create_app(db, join_code=code, lan_hosts=lan_addresses() if args.lan else (),
-                     max_streams=args.max_streams, warm_advisor=True, runtime=runtime)
-    host = "0.0.0.0" if args.lan else "127.0.0.1"
+    served = (lan_addresses() if host in ANY_HOST else [host]) if args.lan else []
     try:
-        server = make_server(app, host, args.port, threads=args.threads)
+        tls = certificate(db, served) if args.lan else None
+    except OSError as exc:
+        print(f"companion serve: cannot keep the TLS certificate beside {db}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    app = create_app(db, join_code=code, lan_hosts=served, max_streams=args.max_streams, warm_advisor=True,
+                     runtime=runtime)
+    try:
+        server = make_server(app, host, args.port, threads=args.threads, tls=tls)
     except OSError as exc:
         print(f"companion serve: cannot listen on {host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     print(f"Scorepad database: {db}")
     if runtime.reader is None:
         print(f"The dice reader is not available ({runtime.reader_problem}): dice are entered by hand.")
-    if code:
-        url = f"http://{lan_address()}:{args.port}/?code={code}"
-        print(f"Scorepad on the local network: {url}")
-        print("Scan to join (phones on the same Wi-Fi):")
-        print(qr_text(url))
-        print(f"or open http://{lan_address()}:{args.port}/ and type the join code {code}")
+    if code and tls:
+        print_join(url_host(served[0]), args.port, code, tls.cert)
     else:
-        print(f"Scorepad: http://127.0.0.1:{args.port}/ (this computer only)")
+        print(f"Scorepad: http://{url_host(host)}:{args.port}/ (this computer only)")
         print("Phones on the same Wi-Fi: serve with --lan instead (`make run LAN=1` or "
               "`companion serve --lan`); it prints a QR code to scan.")
     print("Press Ctrl+C to stop.", flush=True)
@@ -79,6 +91,35 @@ def run(args: argparse.Namespace) -> int:
     finally:
         shutdown(app, server)
     return 0
+
+
+def certificate(db: Path, served: list[str]):
+    """The LAN server's certificate, kept beside the database (made at the first start)."""
+    from companion.certificate import ensure_certificate
+
+    return ensure_certificate(db.parent, [*served, *LOOPBACK_HOSTS])
+
+
+def print_join(host: str, port: int, code: str, cert: Path) -> None:
+    url = f"https://{host}:{port}/?code={code}"
+    print(f"Scorepad on the local network: {url}")
+    print("Scan to join (phones on the same Wi-Fi):")
+    print(qr_text(url))
+    print(f"or open https://{host}:{port}/ and type the join code {code}")
+    print(f"The first visit shows the browser's warning about this machine's own certificate ({cert}): "
+          "accept it once to go on.")
+
+
+ANY_HOST = ("0.0.0.0", "::")
+
+
+def host_name_of(host: str) -> str:
+    return host.strip("[]").lower()
+
+
+def url_host(host: str) -> str:
+    """A host as a URL writes it: an IPv6 address in brackets."""
+    return f"[{host}]" if ":" in host else host
 
 
 # glibc's mallopt parameter for the number of allocator arenas (malloc.h's M_ARENA_MAX).

@@ -2,8 +2,8 @@
 
 Each open stream holds a server worker thread while it waits, so the number open at once
 is capped (`Busy` past it) and a stream whose client went away ends within
-`poll_s`: the server says so (waitress's ``waitress.client_disconnected``), without waiting
-for a keep-alive write to fail. A new stream that finds every place taken first gives back
+`poll_s`: the server says so (the WSGI environ's `CLIENT_GONE`, a function), without
+waiting for a keep-alive write to fail. A new stream that finds every place taken first gives back
 the places of streams whose clients have left, so a page that reconnects at once is not
 told "busy" by its own closed stream. Each event is encoded once and shared by every stream; a
 client that falls `backlog` events behind is ended rather than buffered for (its page
@@ -18,6 +18,8 @@ import time
 from collections import deque
 from typing import Any, Callable, Iterator
 
+# The WSGI environ key of a function that says whether the client has closed its connection.
+CLIENT_GONE = "companion.client_gone"
 _CLOSE = object()  # put in every mailbox at shutdown so each stream ends cleanly
 _LAGGED = object()  # the client fell too far behind: end its stream
 

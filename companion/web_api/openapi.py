@@ -144,6 +144,13 @@ def _paths() -> dict[str, Any]:
                      "requestBody": _PHOTO_BODY,
                      "responses": {"201": _json(answers.PhotoKept, "the reading"), "400": _err("no photo field"),
                                    "404": _err("no such game"), **photo_refusals}}},
+        "/api/games/{game_id}/frames": {
+            "parameters": [_GAME_ID],
+            "post": {"summary": "Read a live view's frame (at most twice /api/info's live_frame_long_side); "
+                                "nothing is kept",
+                     "requestBody": _PHOTO_BODY,
+                     "responses": {"200": _json(answers.ReadOnly, "the reading"), "400": _err("no photo field"),
+                                   "404": _err("no such game"), **photo_refusals}}},
         "/api/dice-sets": {
             "get": {"summary": "The scorepad's dice sets and what each learnt",
                     "responses": {"200": _json(answers.DiceSets, "the sets")}},

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 MAX_PHOTO_BYTES = 25 * 1024 * 1024  # one photo upload (the multipart framing gets 1 MB more)
+MAX_FRAME_BYTES = 1024 * 1024  # one frame of the live view (a 640-px JPEG is about 60 KB)
 MAX_JSON_BYTES = 64 * 1024  # a JSON request: a game of 8 players' names is under 1 KB
 MAX_LIST_ITEMS = 64  # players or rolls in a request (a roll's dice have the set's own bound)
 MAX_STREAMS = 128  # live-update streams open at once: a table's phones, many times over
@@ -37,7 +38,7 @@ class ServerSettings:
     # Open live streams at once; each holds a worker thread, and make_server adds this many
     # threads to the request workers, so streams can never starve requests.
     max_streams: int = MAX_STREAMS
-    # How often an idle stream checks that its client is still there (waitress tells).
+    # How often an idle stream checks that its client is still there (the server tells).
     disconnect_poll_s: float = 1.0
     photo_reads: int = field(default_factory=cores)  # photos decoded and read at once
     # LAN mode: a client that tried this many different wrong join codes within the window waits
@@ -47,3 +48,15 @@ class ServerSettings:
     @property
     def lan(self) -> bool:
         return self.join_code is not None
+
+
+@dataclass(frozen=True, slots=True)
+class LiveSettings:
+    """The live view's frames: what the page sends (through /api/info) and how they are read."""
+
+    frame_long_side: int = 640  # the page scales each frame to this long side
+    max_fps: float = 4.0  # the most frames a page sends a second (one at a time), while the dice settle
+    idle_fps: float = 1.0  # ... while they move, or lie as last read: only to keep the view's overlay current
+
+
+LIVE = LiveSettings()

@@ -10,13 +10,14 @@ from companion.dice import parse_faces
 from companion.game import GameError
 from companion.store import NotFound
 from companion.web_api import context
-from companion.web_api.broadcast import Busy, busy_stream
 from companion.web_api.bodies import ApiError, AttemptBody, CreateGameBody, TurnBody, parse, sentence
+from companion.web_api.broadcast import CLIENT_GONE, Busy, busy_stream
 from companion.web_api.export import file_name, scorepad_csv
 from companion.web_api.games import game_config, game_state, game_summary, photo_labels, reading_json
 from companion.web_api.guards import takes_photo
-from companion.web_api.photos import uploaded_photo
+from companion.web_api.photos import check_frame_size, uploaded_photo
 from companion.web_api.routes.dice_sets import learn_confirmed, profile_for_game
+from companion.web_api.settings import MAX_FRAME_BYTES
 from companion.web_api.turns import turn_state, turn_view
 
 bp = Blueprint("games", __name__, url_prefix="/api/games")
@@ -102,7 +103,7 @@ def game_events(game_id: str):
     try:
         # The state is read after subscribing, so no change falls between the two; no game: 404.
         stream = context.events().stream(game_id, lambda: ("state", _state(game_id)),
-                                         request.environ.get("waitress.client_disconnected"))
+                                         request.environ.get(CLIENT_GONE))
     except Busy as exc:
         message = (f"The scorepad is busy: {exc}. Live updates resume when a page closes; "
                    f"try again in {STREAM_RETRY_S} s.")
@@ -156,4 +157,14 @@ def upload_photo(game_id: str):
     reading = reading_json(context.photos()(data, profile_for_game(game_id)))
     photo_id = store.add_photo(game_id, mime, data, reading)
     return jsonify({"photo_id": photo_id, "url": f"/api/photos/{photo_id}", "reading": reading}), 201
+
+
+@bp.post("/<game_id>/frames")
+@takes_photo
+def read_frame(game_id: str):
+    """A live view's frame, read by the same reader and kept nowhere."""
+    context.store().get_game(game_id)
+    data, _ = uploaded_photo(MAX_FRAME_BYTES)
+    check_frame_size(data)
+    return jsonify({"reading": reading_json(context.photos()(data, profile_for_game(game_id), frame=True))})
 

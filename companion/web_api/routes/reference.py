@@ -12,7 +12,7 @@ from companion.store import MAX_SET_NAME
 from companion.web_api import context
 from companion.web_api.games import color_names
 from companion.web_api.openapi import openapi_document
-from companion.web_api.settings import MAX_PHOTO_BYTES
+from companion.web_api.settings import LIVE, MAX_PHOTO_BYTES
 
 bp = Blueprint("reference", __name__, url_prefix="/api")
 
@@ -43,6 +43,10 @@ def info():
         "rolls_per_turn": ROLLS_PER_TURN,
         # the page downscales a photo to this long side before upload: the reader never uses more
         "photo_long_side": _photo_long_side(),
+        # the live view: each frame scaled to this long side, at most this many a second (idle: fewer)
+        "live_frame_long_side": LIVE.frame_long_side,
+        "live_max_fps": LIVE.max_fps,
+        "live_idle_fps": LIVE.idle_fps,
     })
 
 

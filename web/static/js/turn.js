@@ -12,9 +12,10 @@ import { RollAdvisor } from "./advice.js";
 import { mountLearnt } from "./profile.js";
 import { api, PHOTO_TYPES } from "./api.js";
 import { BarGuard } from "./guard.js";
-import { cameraMessage, cameraUsable } from "./camera.js";
+import { cameraUsable } from "./camera.js";
 import { chipHtml, describe } from "./dice.js";
 import { debounce, esc, toast } from "./dom.js";
+import { LiveView } from "./live.js";
 import { cropStyle, outlineSvg } from "./overlay.js";
 import { preparePhoto } from "./photo.js";
 import { pickDie } from "./picker.js";
@@ -71,7 +72,7 @@ class TurnView {
 
   stop() {
     if (this.events) this.events.close();
-    this.stopCamera();
+    this.live.stop();
     window.removeEventListener("resize", this.onResize);
     document.body.classList.remove("has-bar");
     document.getElementById("live").hidden = true;
@@ -103,9 +104,12 @@ class TurnView {
     });
     const camera = this.$("#camera-open");
     camera.hidden = !cameraUsable();
-    camera.addEventListener("click", () => this.startCamera());
-    this.$("#camera-snap").addEventListener("click", () => this.snap());
-    this.$("#camera-close").addEventListener("click", () => this.stopCamera());
+    // live.js: the view stays open from turn to turn; the photos it takes come here as any photo
+    this.live = new LiveView(this.$("#camera"), {
+      info: this.info, gameId: this.id, onPhoto: (file) => this.upload(file), onError: (m) => this.showError(m),
+      turnLabel: () => (this.state && !this.state.over ? `${this.state.next}'s turn` : "Game over"),
+    });
+    camera.addEventListener("click", () => this.live.start());
     this.$("#dice").addEventListener("click", (event) => {
       const chip = event.target.closest("[data-index]");
       if (chip) this.editDie(Number(chip.dataset.index));
@@ -551,41 +555,6 @@ class TurnView {
     }
   }
 
-  async startCamera() {
-    if (!cameraUsable()) {
-      this.showError(cameraMessage(null));
-      return;
-    }
-    try {
-      this.stream = await navigator.mediaDevices.getUserMedia({ video: { facingMode: "environment", width: { ideal: 1920 } }, audio: false });
-    } catch (err) {
-      this.showError(cameraMessage(err));
-      return;
-    }
-    const video = this.$("#camera-video");
-    video.srcObject = this.stream;
-    this.$("#camera").hidden = false;
-  }
-
-  stopCamera() {
-    if (this.stream) this.stream.getTracks().forEach((t) => t.stop());
-    this.stream = null;
-    const camera = this.root.querySelector("#camera");
-    if (camera) camera.hidden = true;
-  }
-
-  snap() {
-    const video = this.$("#camera-video");
-    const canvas = document.createElement("canvas");
-    canvas.width = video.videoWidth;
-    canvas.height = video.videoHeight;
-    canvas.getContext("2d").drawImage(video, 0, 0);
-    canvas.toBlob((blob) => {
-      this.stopCamera();
-      if (blob) this.upload(new File([blob], "camera.jpg", { type: "image/jpeg" }));
-    }, "image/jpeg", 0.92);
-  }
-
   // --- confirm and undo -------------------------------------------------------------------
 
   async confirm() {
@@ -725,11 +694,7 @@ function layout() {
           <button type="button" class="btn big" id="camera-open">Live camera</button>
         </div>
         <div class="roll-bar" id="roll-bar"></div>
-        <div class="camera" id="camera" hidden>
-          <video id="camera-video" autoplay playsinline muted></video>
-          <div class="row"><button type="button" class="btn primary" id="camera-snap">Snap</button>
-          <button type="button" class="btn" id="camera-close">Close camera</button></div>
-        </div>
+        <div class="camera" id="camera" hidden></div>
         <p class="busy" id="busy" role="status" hidden></p>
         <p class="error" id="turn-error" role="alert" hidden></p>
         <p class="uncertain-note" id="uncertain-note" hidden></p>

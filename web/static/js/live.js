@@ -1,0 +1,307 @@
+// The live view: the camera, with what the reader sees in it drawn over it a few times a second,
+// and the photo taken by itself once the dice are still and read the same in frames running.
+// Each frame is read by the server (POST /api/games/ID/frames), by the same reader as photos, so
+// the view and the chips have one source of truth; the photo it takes is then read as any photo.
+
+import { cameraMessage, cameraUsable } from "./camera.js";
+import { describe } from "./dice.js";
+import { esc } from "./dom.js";
+import { moved, STILL_LEVEL, steadyAdvice } from "./steady.js";
+
+const FRAME_QUALITY = 0.8; // JPEG quality of a frame: the reader's quick look needs no more
+const PHOTO_QUALITY = 0.92;
+const SHARPEST_OF = 3; // without a still photo: the sharpest of this many video frames
+const REPEATED_FRAME = 0.05; // a mean grey change per pixel under which the camera repeated its frame
+
+export class LiveView {
+  // `box`: the element the view is drawn in. `options`: info (/api/info), gameId, onPhoto(file)
+  // (the photo taken, to be read as this roll's), onError(message), turnLabel() (whose turn).
+  constructor(box, options) {
+    this.box = box;
+    this.options = options;
+    this.stream = null;
+    this.capture = null; // ImageCapture, where the browser has it
+    this.timer = null;
+    this.inFlight = false;
+    this.history = []; // the last frames read: {reading, motion (the most since the frame before)}
+    this.previousThumb = null;
+    this.motionSinceSent = Infinity;
+    this.changed = true; // the view changed since the last frame read: it may be settling
+    this.lastSent = 0;
+    this.waiting = null; // a settling frame seen while another was being read
+    this.armed = true; // a photo may be taken; after one, only once the dice moved again
+    this.taking = false;
+    this.frames = 0; // frames read since the view opened (tests and the benchmark watch it)
+    this.onVisibility = () => this.schedule();
+  }
+
+  async start() {
+    if (this.stream || this.opening) return; // open already, or opening
+    if (!cameraUsable()) {
+      this.options.onError(cameraMessage(null));
+      return;
+    }
+    this.opening = true;
+    try {
+      this.stream = await navigator.mediaDevices.getUserMedia({
+        video: { facingMode: "environment", width: { ideal: 1920 }, height: { ideal: 1080 } }, audio: false,
+      });
+    } catch (err) {
+      this.options.onError(cameraMessage(err));
+      return;
+    } finally {
+      this.opening = false;
+    }
+    this.box.innerHTML = liveHtml(this.options.info);
+    this.video = this.box.querySelector("#camera-video");
+    this.video.srcObject = this.stream;
+    const track = this.stream.getVideoTracks()[0];
+    this.capture = typeof ImageCapture === "function" && track ? new ImageCapture(track) : null;
+    this.box.querySelector("#live-view").addEventListener("click", () => this.takePhoto("tap"));
+    this.box.querySelector("#camera-snap").addEventListener("click", () => this.takePhoto("tap"));
+    this.box.querySelector("#camera-close").addEventListener("click", () => this.stop());
+    this.box.querySelector("#live-expect").addEventListener("change", () => { this.changed = true; });
+    this.box.hidden = false;
+    this.box.dataset.frames = "0";
+    this.box.dataset.captures = "0";
+    document.addEventListener("visibilitychange", this.onVisibility);
+    this.say("Point the camera at the dice.");
+    this.schedule(0);
+  }
+
+  stop() {
+    clearTimeout(this.timer);
+    this.timer = null;
+    document.removeEventListener("visibilitychange", this.onVisibility);
+    if (this.stream) this.stream.getTracks().forEach((t) => t.stop());
+    this.stream = null;
+    this.capture = null;
+    this.box.hidden = true;
+    this.box.innerHTML = "";
+  }
+
+  // The camera is looked at max_fps times a second (motion, measured here on a small grey copy);
+  // a frame goes to the server then only while the dice may be settling (the view changed and is
+  // still now), else at idle_fps, to keep the overlay and the line current. One at a time, and
+  // none while the page is hidden.
+  schedule(delay = 1000 / this.options.info.live_max_fps) {
+    clearTimeout(this.timer);
+    this.timer = null;
+    if (!this.stream || document.hidden) return;
+    this.timer = setTimeout(() => this.tick(), delay);
+  }
+
+  tick() {
+    const video = this.video;
+    if (!video.videoWidth || this.taking) {
+      this.schedule(100);
+      return;
+    }
+    const { canvas, thumb } = grabFrame(video, this.options.info.live_frame_long_side);
+    const motion = this.previousThumb ? meanChange(this.previousThumb, thumb) : Infinity;
+    this.previousThumb = thumb;
+    // The camera gave its frame again (a stalled camera; a real sensor's noise makes every new
+    // frame differ): it says nothing new.
+    if (motion <= REPEATED_FRAME) {
+      this.schedule();
+      return;
+    }
+    this.motionSinceSent = Math.max(this.motionSinceSent, motion);
+    if (motion > STILL_LEVEL) this.changed = true;
+    if (!this.armed && moved(motion)) this.armed = true;
+    const settling = this.armed && this.changed && motion <= STILL_LEVEL;
+    const due = performance.now() - this.lastSent >= 1000 / this.options.info.live_idle_fps;
+    // A settling frame seen while one is on its way goes as soon as that one is read.
+    this.waiting = settling && this.inFlight ? canvas : null;
+    if (!this.inFlight && (settling || due)) this.send(canvas, this.motionSinceSent);
+    this.schedule();
+  }
+
+  async send(canvas, motion) {
+    this.inFlight = true;
+    this.lastSent = performance.now();
+    this.motionSinceSent = 0;
+    try {
+      const blob = await new Promise((resolve) => canvas.toBlob(resolve, "image/jpeg", FRAME_QUALITY));
+      const reading = await postFrame(this.options.gameId, blob);
+      if (!this.stream || this.taking) return;
+      this.frames += 1;
+      this.box.dataset.frames = String(this.frames);
+      this.history = [...this.history, { reading, motion }].slice(-4);
+      this.draw(reading);
+      this.decide();
+    } catch (err) {
+      if (this.stream) this.say(err.message);
+    } finally {
+      this.inFlight = false;
+    }
+    const next = this.waiting;
+    this.waiting = null;
+    if (next && this.changed && this.stream && !this.taking && !document.hidden) this.send(next, this.motionSinceSent);
+  }
+
+  decide() {
+    const expected = Number(this.box.querySelector("#live-expect").value);
+    const advice = steadyAdvice(this.history, expected);
+    this.box.dataset.state = advice.state;
+    // Until the view changes again, another frame would be read the same: idle rate.
+    if (advice.state !== "moving") this.changed = false;
+    if (advice.state === "steady" && this.armed) {
+      this.say("Got it: taking the photo…");
+      this.takePhoto("steady");
+      return;
+    }
+    this.say(advice.state === "steady" ? "Read. Roll again, or tap to take it again." : advice.message);
+  }
+
+  // The sharpest picture the camera gives: a still photo where the browser takes one, else the
+  // sharpest of a few video frames at the camera's full size. Read as this roll's photo.
+  async takePhoto(why) {
+    if (this.taking || !this.stream) return;
+    this.taking = true;
+    this.armed = false;
+    try {
+      const file = await this.sharpestPicture();
+      this.box.dataset.captures = String(Number(this.box.dataset.captures) + 1);
+      this.box.dataset.lastCapture = why;
+      await this.options.onPhoto(file);
+    } catch (err) {
+      this.options.onError(`The camera could not take the photo (${err.message}). Try again, or use “Take photo”.`);
+    } finally {
+      this.taking = false;
+      this.history = [];
+      this.previousThumb = null;
+      this.motionSinceSent = Infinity;
+    }
+  }
+
+  async sharpestPicture() {
+    if (await this.stillHasMore()) {
+      try {
+        const blob = await this.capture.takePhoto();
+        if (blob && blob.size) {
+          this.box.dataset.source = "still photo";
+          return new File([blob], "live.jpg", { type: blob.type || "image/jpeg" });
+        }
+      } catch (err) {
+        // no still photo from this camera (some give none): its video frames instead
+      }
+    }
+    let best = null;
+    for (let i = 0; i < SHARPEST_OF; i++) {
+      if (i) await new Promise((resolve) => setTimeout(resolve, 40));
+      const { canvas } = grabFrame(this.video, 0);
+      const score = sharpness(canvas);
+      if (!best || score > best.score) best = { canvas, score };
+    }
+    const blob = await new Promise((resolve) => best.canvas.toBlob(resolve, "image/jpeg", PHOTO_QUALITY));
+    this.box.dataset.source = "video frame";
+    return new File([blob], "live.jpg", { type: "image/jpeg" });
+  }
+
+  // A still photo is slower to take than a video frame: worth it only when the video is smaller
+  // than the photos the reader reads (photo_long_side) and the still photo larger than the video.
+  async stillHasMore() {
+    if (!this.capture) return false;
+    const long = Math.max(this.video.videoWidth, this.video.videoHeight);
+    if (long >= this.options.info.photo_long_side) return false;
+    try {
+      const capabilities = await this.capture.getPhotoCapabilities();
+      return !!capabilities.imageWidth && Math.max(capabilities.imageWidth.max, capabilities.imageHeight.max) > long;
+    } catch (err) {
+      return false;
+    }
+  }
+
+  draw(reading) {
+    const svg = this.box.querySelector("#live-overlay");
+    svg.setAttribute("viewBox", `0 0 ${reading.width} ${reading.height}`);
+    const stroke = Math.max(1.5, reading.width / 300);
+    const size = Math.max(12, reading.width / 28);
+    svg.innerHTML = reading.dice.map((die) => {
+      const [x0, y0, x1, y1] = die.box;
+      const label = die.token.replace(/([rogb])$/, "");
+      return `<g class="live-die${die.uncertain ? " uncertain" : ""}" aria-label="${esc(describe(die.token))}">
+        <rect x="${x0}" y="${y0}" width="${x1 - x0}" height="${y1 - y0}" stroke-width="${stroke}"></rect>
+        <text x="${(x0 + x1) / 2}" y="${y0 - stroke * 2}" font-size="${size}" text-anchor="middle">${esc(label)}${die.uncertain ? "?" : ""}</text></g>`;
+    }).join("");
+  }
+
+  say(message) {
+    const status = this.box.querySelector("#live-status");
+    if (status) status.textContent = `${this.options.turnLabel()}: ${message}`;
+  }
+}
+
+// A frame scaled to `longSide` (0: the video's own size), and a small grey copy for motion.
+function grabFrame(video, longSide) {
+  const w = video.videoWidth;
+  const h = video.videoHeight;
+  const k = longSide ? Math.min(1, longSide / Math.max(w, h)) : 1;
+  const canvas = document.createElement("canvas");
+  canvas.width = Math.round(w * k);
+  canvas.height = Math.round(h * k);
+  canvas.getContext("2d").drawImage(video, 0, 0, canvas.width, canvas.height);
+  const thumb = document.createElement("canvas");
+  thumb.width = 64;
+  thumb.height = Math.max(1, Math.round(64 * h / w));
+  const tc = thumb.getContext("2d", { willReadFrequently: true });
+  tc.drawImage(canvas, 0, 0, thumb.width, thumb.height);
+  return { canvas, thumb: grey(tc.getImageData(0, 0, thumb.width, thumb.height).data) };
+}
+
+function grey(rgba) {
+  const out = new Float32Array(rgba.length / 4);
+  for (let i = 0; i < out.length; i++) out[i] = 0.299 * rgba[4 * i] + 0.587 * rgba[4 * i + 1] + 0.114 * rgba[4 * i + 2];
+  return out;
+}
+
+// The mean grey change per pixel (0-255) between two thumbnails of the view.
+function meanChange(a, b) {
+  if (a.length !== b.length) return Infinity;
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += Math.abs(a[i] - b[i]);
+  return sum / a.length;
+}
+
+// How sharp a picture is: the mean absolute difference between neighbouring pixels of its grey
+// copy at 320 px (blur evens them out).
+function sharpness(canvas) {
+  const k = Math.min(1, 320 / Math.max(canvas.width, canvas.height));
+  const small = document.createElement("canvas");
+  small.width = Math.max(2, Math.round(canvas.width * k));
+  small.height = Math.max(2, Math.round(canvas.height * k));
+  const context = small.getContext("2d", { willReadFrequently: true });
+  context.drawImage(canvas, 0, 0, small.width, small.height);
+  const g = grey(context.getImageData(0, 0, small.width, small.height).data);
+  let sum = 0;
+  for (let y = 0; y < small.height; y++) {
+    for (let x = 1; x < small.width; x++) sum += Math.abs(g[y * small.width + x] - g[y * small.width + x - 1]);
+  }
+  return sum / (small.width * small.height);
+}
+
+async function postFrame(gameId, blob) {
+  const data = new FormData();
+  data.append("photo", blob, "frame.jpg");
+  const response = await fetch(`/api/games/${encodeURIComponent(gameId)}/frames`, { method: "POST", body: data });
+  const body = await response.json().catch(() => null);
+  if (!response.ok) throw new Error(body && body.error ? body.error : `The server answered ${response.status}.`);
+  return body.reading;
+}
+
+function liveHtml(info) {
+  const options = Array.from({ length: info.dice_count }, (_, i) => info.dice_count - i)
+    .map((n) => `<option value="${n}">${n === info.dice_count ? `all ${n}` : n}</option>`).join("");
+  return `
+    <div class="live-view" id="live-view" role="button" aria-label="Live view: tap to take the photo now">
+      <video id="camera-video" autoplay playsinline muted></video>
+      <svg id="live-overlay" preserveAspectRatio="xMidYMid meet" aria-label="Dice the reader sees"></svg>
+    </div>
+    <p class="live-status" id="live-status" role="status" aria-live="polite"></p>
+    <div class="row live-actions">
+      <label class="live-expect">Dice in view <select id="live-expect">${options}</select></label>
+      <button type="button" class="btn primary" id="camera-snap">Take it now</button>
+      <button type="button" class="btn" id="camera-close">Close camera</button>
+    </div>`;
+}
