@@ -6,7 +6,7 @@ taken; the view stays open from one turn to the next."""
 from __future__ import annotations
 
 import pytest
-from browser_helpers import PHONE, READ_TIMEOUT_MS, create_game, launch_with_camera
+from browser_helpers import PHONE, READ_TIMEOUT_MS, answer_checks, create_game, launch_with_camera
 from conftest import LiveServer, models_ready
 from live_sequences import sequence, write_y4m
 from playwright.sync_api import expect
@@ -73,8 +73,10 @@ def test_still_dice_are_taken_and_read_with_no_tap_and_the_view_stays_for_the_ne
     assert page.locator("#camera").get_attribute("data-captures") == "1"
     # Confirm (the phase is missed with these dice: End turn, then Confirm); the view stays open
     # and follows whose turn it is.
+    answer_checks(page)  # the dice as scored, and what they ask before a roll's end
     if page.locator("#end-turn").is_visible():
         page.click("#end-turn")
+    answer_checks(page)  # a miss is confirmed only for dice the player looked at
     page.click("#confirm")
     expect(page.locator("#current-player")).to_have_text("Bob")
     expect(page.locator("#live-view")).to_be_visible()
