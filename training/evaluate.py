@@ -7,7 +7,8 @@ Prints, for every set, two tables, overall and by condition (the `conditions` of
 What the player gets: the photos with a silent error (a wrong, missed or extra die that is
 not flagged: a misread or extra die is flagged when it is marked uncertain, a missed die when
 the photo gives fewer than 10 sure dice, as the page then asks for the rest), the share of
-wrong dice (misread, missed or extra) that are flagged, colour swaps (red/orange, green/blue)
+wrong dice (misread, missed or extra) that are flagged, the needless flags (the share of the dice
+read right that are flagged), colour swaps (red/orange, green/blue)
 as a share of the dice found, dice read twice (a second box on a cube whose top face is read),
 and the phase outcome: for each (photo, phase 1..10) pair, whether made-or-missed and the score
 of the dice read equal those of the true dice ("agree"), and the pairs that disagree in a photo
@@ -253,12 +254,14 @@ def summarise(results: list[ImageResult]) -> dict:
 def player_figures(results: list[ImageResult]) -> dict:
     """What the player gets (see the module docstring)."""
     found = [m for r in results for m in r.matches if m.pred is not None]
+    right = [m for m in found if m.right]
     wrong = [r.wrong() for r in results]
     outcomes = [(ok, r.flagged) for r in results for ok in r.phase_outcomes()]
     return {
         "photos_silent_error": sum(r.silent_error for r in results) / max(1, len(results)),
         "wrong_dice": sum(w for w, _ in wrong),
         "wrong_flagged": sum(f for _, f in wrong) / max(1, sum(w for w, _ in wrong)),
+        "right_flagged": sum(m.uncertain for m in right) / max(1, len(right)),
         "colour_swaps": sum(colour_swapped(m) for m in found) / max(1, len(found)),
         "read_twice": sum(r.read_twice for r in results),
         "phase_agree": sum(ok for ok, _ in outcomes) / max(1, len(outcomes)),
@@ -348,7 +351,7 @@ def _fmt(summary: dict) -> str:
 
 def _fmt_player(s: dict) -> str:
     return (f"{s['photos']:6d} {s['dice']:6d}  silent {s['photos_silent_error']:.2%}  "
-            f"wrong flagged {s['wrong_flagged']:.1%} of {s['wrong_dice']}  swaps {s['colour_swaps']:.2%}  "
+            f"wrong flagged {s['wrong_flagged']:.1%} of {s['wrong_dice']}  right flagged {s['right_flagged']:.1%}  swaps {s['colour_swaps']:.2%}  "
             f"twice {s['read_twice']}  phases agree {s['phase_agree']:.2%}  silent {s['phase_silent_disagree']:.2%}")
 
 
@@ -391,12 +394,26 @@ def report(results: list[ImageResult], out=print) -> dict:
     return {"overall": overall, "by_condition": by_condition, "reliability": rel, "ece": ece}
 
 
+CARD_HEADER = ("| set | role | photos | photos all right | face accuracy | recall | silent photos | flagged wrong "
+               "| needless flags | swaps |\n|---|---|---|---|---|---|---|---|---|---|")
+
+
+def card_row(name: str, s: dict) -> str:
+    """One set's row of the model card's table: a set of the calib split chooses, any other reports."""
+    role = "choose" if "calib" in Path(name).name else "report"
+    flagged = f"{s['wrong_flagged']:.1%}" if s["wrong_dice"] else "-"
+    return (f"| `{name}` | {role} | {s['photos']} | {s['photos_all_right']:.3f} | {s['face_acc']:.4f} | "
+            f"{s['recall']:.4f} | {s['photos_silent_error']:.2%} | {flagged} | "
+            f"{s['right_flagged']:.1%} | {s['colour_swaps']:.2%} |")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", required=True, nargs="+", help="dataset folders (labels.jsonl + images)")
     ap.add_argument("--models", help="models folder (default: COMPANION_MODELS, else the repo's models/)")
     ap.add_argument("--limit", type=int, default=0, help="only the first N photos")
     ap.add_argument("--json", help="also write the figures to this JSON file")
+    ap.add_argument("--table", help="also write the model card's table (one row per set) to this file")
     ap.add_argument("--misreads", help="also draw the first misread faces, truth > reading, into this image")
     ap.add_argument("--no-scene-flags", action="store_true",
                     help="switch every flag of the scene step off (ReadSettings.without_scene_flags), for comparison")
@@ -414,6 +431,9 @@ def main(argv=None) -> int:
         everything += results
     if args.json:
         Path(args.json).write_text(json.dumps(figures[args.data[0]] if len(args.data) == 1 else figures, indent=1))
+    if args.table:
+        rows = [card_row(data, figures[data]["overall"]) for data in args.data]
+        Path(args.table).write_text("\n".join([CARD_HEADER, *rows]) + "\n")
     if args.misreads:
         misread_sheet(everything, Path(args.misreads))
     return 0
