@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from companion.vision import ReadSettings, cubes, read_image
+from companion.vision import ReadSettings, read_image
 from companion.vision.image_io import load_work_image
 from companion.vision.doubts import face_margin_doubts
 from companion.vision.models import load_models, models_present
@@ -19,6 +19,12 @@ from training.synth.scene import SceneOptions
 from companion.vision.tuning import shipped_tuning
 
 LEVELS = shipped_tuning().doubts
+
+
+def _tuned(models, **cube_levels):
+    """The models with these levels of the cube rules (tuning.CubeLevels) in place of their tuning's."""
+    tuning = models.tuning
+    return replace(models, tuning=replace(tuning, cubes=replace(tuning.cubes, **cube_levels)))
 
 needs_models = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
 # The boxes of the first search: where a photo with no sharper copy is searched again in its own
@@ -168,7 +174,7 @@ def test_only_a_face_far_less_sure_than_the_photos_others_in_a_tilted_view_is_fl
 
 
 @needs_models
-def test_a_side_face_as_sure_as_its_top_face_is_flagged_with_it(monkeypatch):
+def test_a_side_face_as_sure_as_its_top_face_is_flagged_with_it():
     # photo 110 of the second 27-40 degree choosing set (seed 8451, data/more/stress_tilt_calib2):
     # the side face of L1 (3o on top, cut by the frame), read Wr at 1.00, is 0.740 sure (detector
     # score times face probability), its top face 0.737; neither is sure, and which is the cube's
@@ -178,10 +184,9 @@ def test_a_side_face_as_sure_as_its_top_face_is_flagged_with_it(monkeypatch):
     second = _second_readings(read_image(jpeg, load_models()), photo)
     assert [(r.face.token, r.confidence >= 0.99) for r in second] == [("Wr", True)]
     assert all(r.uncertain for r in second)
-    monkeypatch.setattr(cubes, "SURE_TIE", 0.0)  # no two boxes tie
-    monkeypatch.setattr(cubes, "DOUBT_SIDE", 1.1)  # nor does the cube models' low-level doubt flag it
-    monkeypatch.setattr(cubes, "DOUBT_PAIR", 1.1)
-    untied = _second_readings(read_image(jpeg, load_models()), photo)
+    # no two boxes tie, nor does the cube models' low-level doubt flag it
+    untied = _second_readings(read_image(jpeg, _tuned(load_models(), sure_tie=0.0, doubt_side=1.1, doubt_pair=1.1)),
+                              photo)
     assert not any(r.uncertain for r in untied)  # by this check alone
 
 
@@ -225,7 +230,7 @@ def test_a_side_face_the_pair_model_rates_under_its_drop_level_is_flagged():
     # (9r on top) reads 6b (face 0.91, side face 0.30, of H5's cube 0.64)
     (8501, 79, SceneOptions(dark_body=True), "H5"),
 ])
-def test_a_box_the_face_head_is_unsure_of_on_a_read_cubes_side_is_dropped(seed, index, options, die, monkeypatch):
+def test_a_box_the_face_head_is_unsure_of_on_a_read_cubes_side_is_dropped(seed, index, options, die):
     photo = render_indexed(seed, "calib", index, options)
     data = encode_jpeg(photo.image, photo.conditions["jpeg_quality"])
     labelled = next(d for d in photo.dice if d["die"] == die)
@@ -240,26 +245,26 @@ def test_a_box_the_face_head_is_unsure_of_on_a_read_cubes_side_is_dropped(seed, 
         assert any(box_iou(r.box, labelled["box"]) >= IOU_MIN for r in reading.dice)  # its top face is read
         assert on_cube(reading) == 1  # and read once
         assert _second_readings(reading, photo) == []
-    monkeypatch.setattr(cubes, "UNSURE_FACE", 0.0)  # no box is that unsure: the side face is read too
-    assert on_cube(read_image(data, models, FIRST_SEARCH)) == 2
+    # no box is that unsure: the side face is read too
+    assert on_cube(read_image(data, _tuned(models, unsure_face=0.0), FIRST_SEARCH)) == 2
 
 
 @needs_models
 @pytest.mark.parametrize("photo, level", [
     # a side face showing the W of the die whose top face beside it is read (the cube model rates
     # it 0.004 a side face, the pair model 0.03 one of that die's cube; the face head 1.00)
-    ("v1_calib_000019.jpg", "DOUBT_PAIR"),
+    ("v1_calib_000019.jpg", "doubt_pair"),
     # a side face reading 5b beside its cube's top face (0.015 and 0.13)
-    ("v1_calib_000142.jpg", "DOUBT_PAIR"),
+    ("v1_calib_000142.jpg", "doubt_pair"),
     # a dark die's side face reading 9o beside its top face (0.03 by the cube model, under 0.03 by the pair model)
-    ("v1_calib_000096.jpg", "DOUBT_SIDE"),
+    ("v1_calib_000096.jpg", "doubt_side"),
 ])
-def test_a_side_face_of_a_look_the_cube_models_never_learnt_is_flagged(photo, level, monkeypatch):
+def test_a_side_face_of_a_look_the_cube_models_never_learnt_is_flagged(photo, level):
     # photos of the generator's first version (data/v1_calib: `make data-v1`), whose side faces
     # the cube and pair models rate far under the levels they drop or flag a box from
     path = PHOTOS / photo
     models = load_models()
     extra = on_no_die(read_image(path.read_bytes(), models), path)
     assert extra and all(r.uncertain for r in extra)  # a side face is read as a die, flagged
-    monkeypatch.setattr(cubes, level, 1.1)  # without the low level that catches it, it is silent
-    assert not all(r.uncertain for r in on_no_die(read_image(path.read_bytes(), models), path))
+    without = _tuned(models, **{level: 1.1})  # without the low level that catches it, it is silent
+    assert not all(r.uncertain for r in on_no_die(read_image(path.read_bytes(), without), path))

@@ -8,11 +8,12 @@ import pytest
 
 from companion.dice import Color, Face, parse_face, standard_set
 from companion.vision.decoder import (
-    COLOR_CLASSES, VALUE_CLASSES, DecodeSettings, color_index, decode, die_posteriors, face_likelihoods,
-    value_index,
+    COLOR_CLASSES, VALUE_CLASSES, color_index, decode, die_posteriors, face_likelihoods, value_index,
 )
+from companion.vision.tuning import shipped_tuning
 
 DICE = standard_set()
+DECODING = shipped_tuning().pipeline.decoding  # the shipped levels (models/tuning.json)
 
 
 def probs_for(tokens, p=0.9):
@@ -32,7 +33,7 @@ def probs_for(tokens, p=0.9):
 def test_three_blue_fives_cannot_all_be_right():
     # only H5 and H6 carry a blue 5: the decoder keeps two and reads the third differently
     v, c = probs_for(["5b", "5b", "5b"])
-    out = decode(v, c)
+    out = decode(v, c, None, DECODING)
     faces = [d.face for d in out]
     assert faces.count(Face(5, Color.BLUE)) == 2
     odd = next(d for d in out if d.face != Face(5, Color.BLUE))
@@ -44,7 +45,7 @@ def test_three_blue_fives_cannot_all_be_right():
 def test_a_clear_consistent_roll_is_read_as_given_and_dice_named_where_the_set_pins_them():
     roll = ["1b", "2b", "3r", "4r", "5r", "6r", "7r", "8b", "9r", "10o"]
     v, c = probs_for(roll, p=0.95)
-    out = decode(v, c)
+    out = decode(v, c, None, DECODING)
     assert [d.face.token for d in out] == roll
     assert all(not d.uncertain for d in out)
     # 1b is only on L1, 6r only on H2
@@ -59,31 +60,31 @@ def test_a_clear_consistent_roll_is_read_as_given_and_dice_named_where_the_set_p
 
 def test_a_wild_shared_by_two_dice_names_no_die_until_the_other_is_pinned():
     v, c = probs_for(["Wr"], p=0.97)
-    alone = decode(v, c)[0]
+    alone = decode(v, c, None, DECODING)[0]
     assert alone.face == Face(None, Color.RED)
     assert alone.die is None  # L1 and L4 both carry a red W
     assert alone.die_posterior == pytest.approx(0.5, abs=0.02)
     # 1g is only on L4, so the red W must be L1's
     v, c = probs_for(["Wr", "1g"], p=0.97)
-    out = decode(v, c)
+    out = decode(v, c, None, DECODING)
     assert [d.die for d in out] == ["L1", "L4"]
 
 
 def test_impossible_combination_of_one_die_is_resolved():
     # 1b and 2g are both faces of L1 and of no other die: one die cannot show two faces
     v, c = probs_for(["1b", "2g"], p=0.9)
-    out = decode(v, c)
+    out = decode(v, c, None, DECODING)
     assert {d.face.token for d in out} != {"1b", "2g"}  # both sit on L1 alone: one must give way
 
 
 def test_more_detections_than_dice_is_refused():
     v, c = probs_for(["5r"] * 11)
     with pytest.raises(ValueError):
-        decode(v, c)
+        decode(v, c, None, DECODING)
 
 
 def test_no_detections_decode_to_nothing():
-    assert decode(np.zeros((0, 11)), np.zeros((0, 4))) == []
+    assert decode(np.zeros((0, 11)), np.zeros((0, 4)), None, DECODING) == []
 
 
 def _brute_force(like):
@@ -112,7 +113,7 @@ def test_decoder_matches_brute_force_on_random_readers(seed):
     like = face_likelihoods(v, c, DICE)
     best, best_score, post = _brute_force(like)
     np.testing.assert_allclose(die_posteriors(like), post, rtol=1e-6, atol=1e-9)
-    out = decode(v, c, DICE, DecodeSettings())
+    out = decode(v, c, DICE, DECODING)
     assigned = [d.assigned for d in out]
     assert len(set(assigned)) == len(assigned)  # one-to-one
     ids = [d.id for d in DICE.dice]
@@ -132,7 +133,7 @@ def test_confidence_is_the_posterior_share_of_the_decoded_face():
     v[0, value_index(1)] = 0.4
     c = np.full((1, 4), 1e-6)
     c[0, color_index(Color.BLUE)] = 1.0
-    d = decode(v, c)[0]
+    d = decode(v, c, None, DECODING)[0]
     assert d.face == Face(7, Color.BLUE)
     assert d.confidence == pytest.approx(0.6, abs=1e-3)
     assert d.uncertain

@@ -13,6 +13,7 @@ from companion.vision.image_io import NEAR_DETAIL, WORK_LONG_SIDE, load_work_ima
 from companion.vision.models import CALIBRATION_FILE, DETECTOR_FILE, load_models, models_present
 from companion.vision.reader import PART_FILE
 from companion.vision.stage1_find_faces import MAX_ZOOM, find_faces
+from companion.vision.tuning import shipped_tuning
 from companion.vision.regions import merge_touching
 from companion.vision.settings import ReadSettings
 
@@ -26,7 +27,7 @@ def _scores(detector: DetectorModel, rgb: np.ndarray, views: int) -> list[float]
 
 
 def test_views_that_include_the_mirror_give_the_mirror_image_the_same_scores():
-    detector = DetectorModel.load(MODELS / DETECTOR_FILE, threshold=0.2)
+    detector = DetectorModel.load(MODELS / DETECTOR_FILE, shipped_tuning().read.peak_overlap, threshold=0.2)
     # a 4:3 landscape photo fills the 448-px input's width exactly: no padding to mirror
     rgb = load_work_image(SAMPLES / "s00_white_10.jpg").rgb
     assert rgb.shape[1] > rgb.shape[0]
@@ -99,7 +100,7 @@ def test_a_sharper_copy_is_searched_with_its_own_mirror_views_and_a_photos_own_p
     work = load_work_image(SAMPLES / "s12_far_phone.jpg")
     faces = find_faces(work, models)
     sharper, _ = faces.image, faces.boxes
-    assert sharper is not work and views_used == [ReadSettings().zoomed_views] == [2]
+    assert sharper is not work and views_used == [shipped_tuning().pipeline.zoomed_views] == [2]
     # with no sharper copy the small faces are searched again in the photo's own pixels, at
     # the views the detector's threshold was chosen with
     views_used.clear()
@@ -150,7 +151,7 @@ def _area(boxes) -> int:
 
 def test_the_mirror_windows_are_merged_only_where_that_saves_work_and_read_as_the_whole_image():
     detector = load_models().detector
-    band = ReadSettings().mirror_band
+    band = shipped_tuning().pipeline.mirror_band
     upright = detector.heatmap(load_work_image(SAMPLES / "s02_strong_tilt.jpg").rgb)
     windows = detector.mirror_windows(upright, band)
     image = upright.batch.shape[2] * upright.batch.shape[3]
@@ -170,7 +171,7 @@ def test_the_mirror_windows_are_merged_only_where_that_saves_work_and_read_as_th
 
 def test_in_every_sample_the_mirror_windows_cores_hold_the_whole_images_views():
     detector = load_models().detector
-    band = ReadSettings().mirror_band
+    band = shipped_tuning().pipeline.mirror_band
     checked = 0
     for path in sorted(SAMPLES.glob("s*.*")):
         upright = detector.heatmap(load_work_image(path).rgb)
@@ -208,9 +209,9 @@ def test_where_two_windows_cores_overlap_the_heat_there_is_still_the_whole_image
 def test_mirror_views_are_not_taken_twice_of_one_heatmap():
     detector = load_models().detector
     upright = detector.heatmap(load_work_image(SAMPLES / "s00_white_10.jpg").rgb)
-    near = detector.views_near_peaks(upright, None, ReadSettings().mirror_band)
+    near = detector.views_near_peaks(upright, None, shipped_tuning().pipeline.mirror_band)
     assert isinstance(near.views, np.ndarray)
     with pytest.raises(ValueError, match="upright view alone"):
-        detector.views_near_peaks(near, None, ReadSettings().mirror_band)
+        detector.views_near_peaks(near, None, shipped_tuning().pipeline.mirror_band)
     with pytest.raises(ValueError, match="has them everywhere"):
         detector.all_views(near)

@@ -3,12 +3,12 @@ decoder's uncertain_below). Real ONNX models through the real pipeline on genera
 the calibration sets (data/calib and its stress sets), and the rules themselves."""
 
 from collections import Counter
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from companion.vision import ReadSettings, read_image
-from companion.vision.decoder import DecodeSettings
 from companion.vision.doubts import doubtful_photo, turn_doubts
 from companion.vision.models import load_models, models_present
 from training.evaluate import IOU_MIN, box_iou
@@ -20,7 +20,7 @@ LEVELS = shipped_tuning().doubts
 
 needs_models = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
 # the decoder's confidence flag at 0.9 and doubts.py's flags off: what the confidence alone flags
-CONFIDENCE_ONLY = ReadSettings(decoding=DecodeSettings(uncertain_below=0.9), disabled_doubts=frozenset({"turn_disagreement", "doubtful_photos", "doubted_photos"}))
+CONFIDENCE_ONLY = ReadSettings(decoding=replace(shipped_tuning().pipeline.decoding, uncertain_below=0.9), disabled_doubts=frozenset({"turn_disagreement", "doubtful_photos", "doubted_photos"}))
 
 
 def _read(seed, index, opts, settings):

@@ -10,7 +10,6 @@ from dataclasses import replace
 import numpy as np
 
 from companion.vision import ReadSettings, read_image
-from companion.vision.decoder import DecodeSettings
 from companion.vision.doubts import ink_doubts
 from companion.vision.inks import Ink
 from companion.vision.models import load_models
@@ -23,7 +22,7 @@ PHOTO = PHOTOS / "blender_calib_000023.jpg"
 # every flag but the inks' off, the decoder's confidence included: what is flagged is the inks' doing;
 # and the reader's colours left as they are (joint_colour.usual_light_colours would move the orange 10)
 NO_FLAGS = ReadSettings().without_scene_flags()
-INKS_ONLY = replace(NO_FLAGS, decoding=DecodeSettings(uncertain_below=0.0), usual_light_joint=False)
+INKS_ONLY = replace(NO_FLAGS, decoding=replace(shipped_tuning().pipeline.decoding, uncertain_below=0.0), usual_light_joint=False)
 
 
 

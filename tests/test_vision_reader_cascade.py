@@ -19,11 +19,13 @@ from companion.vision.reader import (PART_FILE, PART_SOURCE, ReaderModel, file_f
                                      softmax)
 from companion.vision.session import ModelsMissing, open_session
 from companion.vision.settings import ReadSettings
+from companion.vision.tuning import shipped_tuning
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
 PHOTOS = Path(__file__).parent / "photos"
 pytestmark = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
 SETTINGS = ReadSettings()
+LEVELS = SETTINGS.levels(shipped_tuning())  # the shipped run-time levels (models/tuning.json)
 
 
 def _crops(count: int = 4) -> np.ndarray:
@@ -58,13 +60,13 @@ def test_the_shipped_parts_are_the_shipped_joined_reader(joined_reader):
 def test_crops_the_first_part_is_sure_of_read_as_the_joined_reader_reads_them_the_others_exactly_alike():
     reader = load_models().reader
     crops = _crops()
-    turns, sure, sure_one = SETTINGS.reader_turns, SETTINGS.reader_sure, SETTINGS.reader_sure_one
+    turns, sure, sure_one = SETTINGS.reader_turns, LEVELS.reader_sure, LEVELS.reader_sure_one
     joined = reader.logits(crops, turns, sure, sure_one)
-    cascade = reader.logits(crops, turns, sure, sure_one, SETTINGS.reader_cascade)
+    cascade = reader.logits(crops, turns, sure, sure_one, LEVELS.reader_cascade)
     first = reader.parts[0].run(reader.heads, {"crops": _batch(crops)})
     alone = np.ones(len(crops), dtype=bool)
     for head in first:
-        alone &= softmax(head).max(axis=1) > SETTINGS.reader_cascade
+        alone &= softmax(head).max(axis=1) > LEVELS.reader_cascade
     assert 0 < alone.sum() < len(crops)  # both kinds are in the batch
     for mine, theirs, own in zip(_heads(cascade), _heads(joined), first):
         # a sure crop: the first part's own answer, and the joined reader's most likely class

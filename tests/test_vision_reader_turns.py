@@ -13,6 +13,7 @@ from companion.vision.image_io import load_work_image
 from companion.vision.models import load_models, models_present
 from companion.vision.reader import FIRST_TURNS, ReaderModel
 from companion.vision.settings import ReadSettings
+from companion.vision.tuning import shipped_tuning
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
 pytestmark = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
@@ -56,9 +57,9 @@ def test_unsure_crops_get_every_turn_and_plain_ones_the_first_two(joined_reader)
     every = _turned_mean(joined, crops, range(settings.reader_turns))
     sure = np.ones(len(crops), bool)
     for head in first:
-        sure &= np.exp(_log_probs(head)).max(1) > settings.reader_sure
+        sure &= np.exp(_log_probs(head)).max(1) > settings.levels(shipped_tuning()).reader_sure
     assert 0 < sure.sum() < len(crops)  # both kinds are in the batch
-    got = _heads(reader.logits(crops, settings.reader_turns, settings.reader_sure, sure_one=1.0))
+    got = _heads(reader.logits(crops, settings.reader_turns, settings.levels(shipped_tuning()).reader_sure, sure_one=1.0))
     for head, one, all_ in zip(got, first, every):
         np.testing.assert_allclose(head[sure], one[sure], atol=1e-4)
         np.testing.assert_allclose(head[~sure], all_[~sure], atol=1e-4)

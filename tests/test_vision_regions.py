@@ -15,10 +15,11 @@ from companion.vision.regions import faint_regions, input_windows, merge_if_chea
 from companion.vision.settings import ReadSettings
 
 SEARCH = shipped_tuning().search
+AROUND = shipped_tuning().regions
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
 STRIDE = 4
-HEAT = ReadSettings().faint_heat
+HEAT = shipped_tuning().pipeline.faint_heat
 REGIONS, WHOLE = ReadSettings(faint_heat=0.05), ReadSettings(faint_heat=0.0)  # 0: the whole photo
 
 
@@ -33,7 +34,7 @@ def test_two_far_apart_faint_spots_give_two_small_regions_around_them():
     heat = np.zeros((60, 80))
     heat[10, 10] = 0.2  # a weak die, top left (working pixels 80, 80)
     heat[50, 70] = 0.9  # a sure one, bottom right (560, 400)
-    boxes = faint_regions(_heatmap(heat), STRIDE, 20.0, HEAT)
+    boxes = faint_regions(_heatmap(heat), STRIDE, 20.0, HEAT, AROUND)
     assert len(boxes) == 2
     for x, y in ((80, 80), (560, 400)):
         assert sum(b[0] + 40 <= x <= b[2] - 40 and b[1] + 40 <= y <= b[3] - 40 for b in boxes) == 1
@@ -43,18 +44,18 @@ def test_two_far_apart_faint_spots_give_two_small_regions_around_them():
 def test_near_spots_share_one_region_and_scattered_ones_mean_the_whole_photo():
     heat = np.zeros((60, 80))
     heat[10, 10] = heat[10, 16] = 0.3
-    assert len(faint_regions(_heatmap(heat), STRIDE, 20.0, HEAT)) == 1
+    assert len(faint_regions(_heatmap(heat), STRIDE, 20.0, HEAT, AROUND)) == 1
     heat[::12, ::12] = 0.3
-    assert faint_regions(_heatmap(heat), STRIDE, 20.0, HEAT) == [(0, 0, 640, 480)]
+    assert faint_regions(_heatmap(heat), STRIDE, 20.0, HEAT, AROUND) == [(0, 0, 640, 480)]
 
 
 def test_nothing_faint_or_no_face_found_means_the_whole_photo():
-    assert faint_regions(_heatmap(np.zeros((60, 80))), STRIDE, 20.0, HEAT) == [(0, 0, 640, 480)]
+    assert faint_regions(_heatmap(np.zeros((60, 80))), STRIDE, 20.0, HEAT, AROUND) == [(0, 0, 640, 480)]
     heat = np.zeros((60, 80))
     heat[10, 10] = 0.9
-    assert len(faint_regions(_heatmap(heat), STRIDE, 20.0, HEAT)) == 1
-    assert faint_regions(_heatmap(heat), STRIDE, None, HEAT) == [(0, 0, 640, 480)]
-    assert faint_regions(_heatmap(heat), STRIDE, 20.0, 0.0) == [(0, 0, 640, 480)]  # switched off: always the whole photo
+    assert len(faint_regions(_heatmap(heat), STRIDE, 20.0, HEAT, AROUND)) == 1
+    assert faint_regions(_heatmap(heat), STRIDE, None, HEAT, AROUND) == [(0, 0, 640, 480)]
+    assert faint_regions(_heatmap(heat), STRIDE, 20.0, 0.0, AROUND) == [(0, 0, 640, 480)]  # switched off: always the whole photo
 
 
 def test_windows_are_whole_blocks_and_never_overlap():
@@ -75,9 +76,10 @@ def test_searching_the_regions_finds_what_searching_the_whole_sharper_copy_finds
     # the regions the pipeline searched (its own face size) are a real saving on this photo,
     # so the comparison below is not the whole search against itself
     upright = detector.heatmap(work.rgb)
-    boxes = faint_regions(upright, detector.stride, _typical_face(detector.detections(upright)), REGIONS.faint_heat)
+    boxes = faint_regions(upright, detector.stride, _typical_face(detector.detections(upright)), HEAT,
+                          AROUND)
     area = sum((b[2] - b[0]) * (b[3] - b[1]) for b in boxes)
-    assert area < 0.6 * work.rgb.shape[0] * work.rgb.shape[1]
+    assert area < AROUND.whole_share * work.rgb.shape[0] * work.rgb.shape[1]
     faces = find_faces(work, models, WHOLE)
     _, everywhere = faces.image, faces.boxes
     # the same faces, scored about as the whole search scores them: a face near a window's

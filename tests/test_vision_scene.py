@@ -11,20 +11,23 @@ from PIL import Image
 
 from companion.dice import Color, DiceSet, parse_face, standard_set
 from companion.vision import ReadSettings, read_image
-from companion.vision.cubes import SURE_TIE, CubeModel, decide, same_die, second_boxes, tied_boxes
-from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES, DecodeSettings, color_index, value_index
+from companion.vision.cubes import CubeModel, decide, same_die, second_boxes, tied_boxes
+from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES, color_index, value_index
 from companion.vision.detector import Detection
 from companion.vision.image_io import load_work_image
 from companion.vision.inks import dark_bodies, light_cast, light_reference, measure_inks
 from companion.vision.joint_colour import joint_colours
 from companion.vision.models import load_models, models_present
 from companion.vision.pipeline import analyse
+from companion.vision.tuning import shipped_tuning
 from companion.vision.white_balance import BALANCE_CAST, BALANCE_SHARE, TRAINING_BODY, balance, light_correction
 from training.evaluate import IOU_MIN, box_iou, count_read_twice
 from training.synth.dataset import encode_jpeg, render_indexed
 from training.synth.scene import SceneOptions
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
+CUBES = shipped_tuning().cubes
+DECODING = shipped_tuning().pipeline.decoding
 needs_models = pytest.mark.skipif(not models_present(), reason="models/ has no ONNX files yet")
 
 
@@ -145,7 +148,7 @@ def test_without_a_cube_model_the_distance_rule_flags_and_drops_nothing(tmp_path
     top = Detection((100.0, 100.0, 160.0, 170.0), 0.9)
     side = Detection((150.0, 120.0, 205.0, 172.0), 0.5)
     rgb = np.zeros((300, 300, 3), np.uint8)
-    plain = decide(rgb, [top, side], [1.0, 0.8], None)
+    plain = decide(rgb, [top, side], [1.0, 0.8], None, CUBES)
     assert plain.check.tolist() == [False, True] and not plain.drop.any()
     stale = tmp_path / "cubes.json"
     stale.write_text('{"features": ["sure"], "mean": [0], "scale": [1], "weights": [1], "bias": 0, '
@@ -159,16 +162,16 @@ def test_a_weak_box_half_a_face_from_a_sure_one_is_a_second_box_on_that_cube():
     top = Detection((100.0, 100.0, 160.0, 170.0), 0.9)
     side = Detection((150.0, 120.0, 205.0, 172.0), 0.5)  # centre 46 px away: 0.7 face sizes
     apart = Detection((100.0, 175.0, 160.0, 245.0), 0.5)  # a face's height below: another die
-    assert second_boxes([top, side, apart], [1.0, 0.8, 0.8]) == [1]
-    assert second_boxes([top, Detection(side.box, 0.9)], [1.0, 1.0]) == []  # a sure top face is never dropped
-    # two unsure boxes as sure as each other (within SURE_TIE) whose readings can be one die's two
+    assert second_boxes([top, side, apart], [1.0, 0.8, 0.8], CUBES) == [1]
+    assert second_boxes([top, Detection(side.box, 0.9)], [1.0, 1.0], CUBES) == []  # a sure top face is never dropped
+    # two unsure boxes as sure as each other (within the tuning's sure_tie) whose readings can be one die's two
     # faces: either may be the top face, both are flagged
     one_die = np.array([[0.0, 0.9], [0.9, 0.0]])
-    tied = Detection(top.box, 0.5 + SURE_TIE / 2)
-    assert tied_boxes([tied, side], [1.0, 1.0], one_die).tolist() == [True, True]
-    assert not tied_boxes([tied, side], [1.0, 1.0], one_die * 0).any()  # two dice's faces
-    assert not tied_boxes([Detection(top.box, 0.5 + 2 * SURE_TIE), side], [1.0, 1.0], one_die).any()
-    assert not tied_boxes([tied, apart], [1.0, 1.0], one_die).any()  # another die, a face's height away
+    tied = Detection(top.box, 0.5 + CUBES.sure_tie / 2)
+    assert tied_boxes([tied, side], [1.0, 1.0], one_die, CUBES).tolist() == [True, True]
+    assert not tied_boxes([tied, side], [1.0, 1.0], one_die * 0, CUBES).any()  # two dice's faces
+    assert not tied_boxes([Detection(top.box, 0.5 + 2 * CUBES.sure_tie), side], [1.0, 1.0], one_die, CUBES).any()
+    assert not tied_boxes([tied, apart], [1.0, 1.0], one_die, CUBES).any()  # another die, a face's height away
 
 
 RED_INK, ORANGE_INK = (0.58, 0.02, 0.03), (0.87, 0.20, 0.01)  # linear RGB
@@ -241,7 +244,7 @@ def test_a_reading_the_set_cannot_produce_is_flagged():
     # (DecodeSettings.uncertain_below), which is lowered here to tell the two apart
     (reader_forced,) = analyse(work, models, ReadSettings(light_colour_head=False), without_h3).dice
     assert reader_forced.uncertain
-    quiet = ReadSettings(disabled_doubts=frozenset({"set_changes"}), decoding=DecodeSettings(uncertain_below=0.9), light_colour_head=False)
+    quiet = ReadSettings(disabled_doubts=frozenset({"set_changes"}), decoding=dataclasses.replace(DECODING, uncertain_below=0.9), light_colour_head=False)
     (unflagged,) = analyse(work, models, quiet, without_h3).dice
     assert unflagged.face == reader_forced.face and not unflagged.uncertain
 

@@ -64,7 +64,8 @@ def test_peaks_become_boxes_in_image_pixels():
     heat[10, 20] = 0.9
     size[:, 10, 20] = (0.5, 0.25, math.log(24), math.log(16))
     heat[11, 20] = 0.5  # a shoulder of the same peak, not a second face
-    dets = peaks_to_detections(heat, size, stride=4, scale=0.5, threshold=0.3, max_det=10, image_wh=(400, 300))
+    dets = peaks_to_detections(heat, size, stride=4, scale=0.5, threshold=0.3, max_det=10, image_wh=(400, 300),
+                               overlap=0.6)
     assert len(dets) == 1
     cx, cy = (20.5 * 4) / 0.5, (10.25 * 4) / 0.5
     assert dets[0].box == pytest.approx((cx - 24, cy - 16, cx + 24, cy + 16))

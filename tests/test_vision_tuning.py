@@ -24,16 +24,23 @@ def test_every_level_of_the_file_is_read_and_each_names_the_command_that_chooses
     data = shipped_json()
     tuning = Tuning.from_json(data, "tuning.json")
     assert tuning == shipped_tuning()
-    assert all(level["chosen_by"].startswith("training.evaluate") for level in data["levels"].values())
+    assert all(level["chosen_by"].startswith(("training.", "benchmarks/")) for level in data["levels"].values())
     assert tuning.doubts.cut_area == data["levels"]["cut_area"]["value"]
+    assert tuning.cubes.same_die == data["levels"]["same_die"]["value"]
+    assert tuning.pipeline.missed_top_bands == tuple(tuple(band) for band in data["levels"]["missed_top_bands"]["value"])
+    assert tuning.pipeline.decoding.uncertain_below == data["levels"]["uncertain_below"]["value"]
 
 
 def test_a_file_of_another_version_or_without_a_level_is_refused():
-    with pytest.raises(TuningError, match="version 2"):
-        Tuning.from_json({**shipped_json(), "version": 2}, "tuning.json")
+    with pytest.raises(TuningError, match="version 1"):
+        Tuning.from_json({**shipped_json(), "version": 1}, "tuning.json")
     data = shipped_json()
     del data["levels"]["small_face_lead"]
     with pytest.raises(TuningError, match="small_face_lead"):
+        Tuning.from_json(data, "tuning.json")
+    data = shipped_json()
+    data["levels"]["missed_candidates"]["value"] = 40.5  # a count
+    with pytest.raises(TuningError, match="missed_candidates"):
         Tuning.from_json(data, "tuning.json")
 
 

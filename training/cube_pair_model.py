@@ -7,7 +7,7 @@ of the cube whose top face box j is?
         data/cache/pairs-dark.jsonl --steps 3000 --l2 0.001 --drop 0.9 --models models/cubes.json
 
 training.cube_pairs reads each photo through the shipped pipeline and writes, per photo, the
-`pair_features` of every two kept boxes within SAME_CUBE_REACH with a label from the generator:
+`pair_features` of every two kept boxes within the tuning's same_cube_reach with a label from the generator:
 1 where box i lies on the cube outline of the labelled top face box j reads and reads no top face
 itself, 0 where box i reads a labelled top face, -1 (left out) otherwise (`--first-search`: of the
 first search's boxes only, as the shipped pair model learnt). A logistic regression is

@@ -4,7 +4,7 @@
         --out pairs.jsonl [--photos photos.jsonl]
 
 For every kept box (before the cube model's drops) with another kept box within
-SAME_CUBE_REACH, one row: the photo, both boxes' P(side face), sureness, detection score and face
+the tuning's same_cube_reach, one row: the photo, both boxes' P(side face), sureness, detection score and face
 probability, the reader's readings, how likely the two are one die's faces (same_die), the geometry
 (distance in box sizes, log size ratio, the offset's cosine with the photo's nearer direction), the
 box's cube features, whether the pipeline dropped or flagged it, what it truly is (`_truths`, as
@@ -30,6 +30,7 @@ from companion.vision import cubes
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES
 from companion.vision.models import load_models
 from companion.vision.pipeline import DEFAULT_SETTINGS
+from companion.vision.tuning import shipped_tuning
 from training.common import FIRST_SEARCH_HELP, read_dataset
 from training.cubes import FIRST_SEARCH
 import training.evaluate as evaluate
@@ -46,16 +47,16 @@ def _recording_analyse(*args, **kwargs):
     return out
 
 
-def _recording_decide(rgb, detections, faces, model, value_probs=None, colour_probs=None, dice_set=None,
+def _recording_decide(rgb, detections, faces, model, levels, value_probs=None, colour_probs=None, dice_set=None,
                       lowered=None, faint=None):
     """cubes.decide, keeping what it weighed."""
-    out = cubes.decide(rgb, detections, faces, model, value_probs, colour_probs, dice_set, lowered, faint)
+    out = cubes.decide(rgb, detections, faces, model, levels, value_probs, colour_probs, dice_set, lowered, faint)
     if model is not None and rgb is not None and detections and value_probs is not None and colour_probs is not None:
         feats = cubes.box_features(rgb, detections, faces, value_probs.max(axis=1), colour_probs.max(axis=1))
         side = model.side_probability(feats)
         together = cubes.same_die(value_probs, colour_probs, dice_set or standard_set())
         pairs, pair_rows = cubes.pair_features(rgb, detections, feats, side, together, value_probs.argmax(axis=1),
-                                               colour_probs.argmax(axis=1))
+                                               colour_probs.argmax(axis=1), levels.same_cube_reach)
         _calls.append({"rgb_shape": rgb.shape, "detections": list(detections), "faces": np.asarray(faces),
                        "features": feats, "side": side, "together": together, "pairs": pairs, "pair_rows": pair_rows,
                        "value": value_probs.argmax(axis=1), "colour": colour_probs.argmax(axis=1),
@@ -102,7 +103,7 @@ def _rows(image, call: dict, result, read_twice: int) -> list[dict]:
     rows = []
     for i, d in enumerate(dets):
         near = [(cubes._near(d, dets[j]), j) for j in range(len(dets)) if j != i]
-        near = [p for p in near if p[0] < cubes.SAME_CUBE_REACH]
+        near = [p for p in near if p[0] < shipped_tuning().cubes.same_cube_reach]
         if not near:
             continue
         dist, j = min(near)

@@ -36,9 +36,10 @@ from companion.vision.detector import DetectorModel
 from companion.vision.models import CALIBRATION_FILE, DETECTOR_FILE, READER_FILE, Models, default_models_dir
 from companion.vision.reader import ReaderModel, softmax
 from companion.vision.pipeline import DEFAULT_SETTINGS
-from companion.vision.stage2_read import EXTRA_CANDIDATES, read_boxes
+from companion.vision.stage2_read import read_boxes
 from companion.vision.stage1_find_faces import find_faces
 from companion.vision.settings import ReadSettings
+from companion.vision.tuning import Tuning
 from training.common import FIRST_SEARCH_HELP, LabelledImage, per_photo, read_dataset
 
 CHECKPOINT = 100  # photos between cache writes
@@ -57,7 +58,7 @@ def photo_boxes(image: LabelledImage, models: Models,
     work = load_work_image(image.path)
     found = find_faces(work, models, settings)
     work, dets = found.image, found.boxes
-    dets = dets[:MAX_DICE + EXTRA_CANDIDATES]
+    dets = dets[:MAX_DICE + models.tuning.read.extra_candidates]
     if not dets:
         return np.zeros((0, len(FEATURES))), np.zeros(0)
     read = read_boxes(work, dets, models, settings)
@@ -92,10 +93,11 @@ def _boxes_models(folder: Path, threshold: float | None = None) -> Models:
     cube model: the boxes do not depend on it, and it may be one this run replaces. A
     `threshold` under the calibrated one boxes more faces (more side faces to learn from)."""
     calibration = Calibration.load(folder / CALIBRATION_FILE)
-    detector = DetectorModel.load(folder / DETECTOR_FILE,
+    tuning = Tuning.load(folder)
+    detector = DetectorModel.load(folder / DETECTOR_FILE, tuning.read.peak_overlap,
                                   threshold=calibration.detector_threshold if threshold is None else threshold,
                                   views=calibration.detector_views)
-    return Models(detector, ReaderModel.load(folder / READER_FILE), calibration)
+    return Models(detector, ReaderModel.load(folder / READER_FILE), calibration, tuning=tuning)
 
 
 def collect(folder: Path, models: Models, cache_dir: Path, threshold: float | None = None,

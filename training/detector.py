@@ -162,6 +162,7 @@ def pairwise_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def validate(torch, model, cache: Cache, limit: int = 120) -> dict:
     """Recall and precision at IoU 0.5 on whole (unaugmented) validation inputs."""
     from companion.vision.detector import peaks_to_detections
+    from companion.vision.tuning import shipped_tuning
 
     model.eval()
     tp = fn = fp = 0
@@ -172,7 +173,8 @@ def validate(torch, model, cache: Cache, limit: int = 120) -> dict:
             x = np.zeros((1, 3, ph, pw), np.float32)
             x[0, :, :h, :w] = np.asarray(cache.det_images[i, :h, :w]).transpose(2, 0, 1)
             heat, size = model(torch.from_numpy(x))
-            dets = peaks_to_detections(heat[0, 0].numpy(), size[0].numpy(), DET_STRIDE, 1.0, THRESHOLD, 24, (w, h))
+            dets = peaks_to_detections(heat[0, 0].numpy(), size[0].numpy(), DET_STRIDE, 1.0, THRESHOLD, 24, (w, h),
+                                       shipped_tuning().read.peak_overlap)
             gt = cache.det_boxes[i]
             pred = np.array([d.box for d in dets], np.float32).reshape(-1, 4)
             t, f_n, f_p = match_counts(pred, gt)

@@ -140,7 +140,7 @@ def _detector_batches(data: str, limit: int, long_side: int):
     """Each photo as the run-time feeds it to the detector (shrunk to long_side, padded to 32)."""
     import torch
 
-    shrink = DetectorModel(session=None, input_long_side=long_side, stride=4)  # only its prepare() is used
+    shrink = DetectorModel(session=None, input_long_side=long_side, stride=4, threshold=1.0, overlap=1.0)  # only prepare()
     for image in read_dataset(data, limit):
         yield torch.from_numpy(shrink.prepare(load_work_image(image.path).rgb)[0])
 

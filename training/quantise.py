@@ -7,7 +7,7 @@ measured on what the shipped pipeline feeds it in training-split photos.
 The photos must come from the training split (never a calibration or validation set: the
 quantised model is then chosen on the calibration sets like any other). Each photo is read as
 the pipeline reads it. The reader's ranges come from the crops of the detector's first
-MAX_DICE + EXTRA_CANDIDATES boxes, corrected for the photo's light, each at its four quarter
+MAX_DICE + the tuning's extra_candidates boxes, corrected for the photo's light, each at its four quarter
 turns as the reader's vote reads them; the detector's from each working image's input. Weights
 are quantised per output channel, activations to uint8 per tensor; the layers that give the
 outputs (the reader's heads, the detector's heat and size) stay 32-bit.
@@ -43,7 +43,7 @@ from companion.dice import MAX_DICE
 from companion.vision.image_io import load_work_image
 from companion.vision.models import DETECTOR_FILE, READER_FILE, Models, default_models_dir, load_models
 from training.reader_join import join_folder
-from companion.vision.stage2_read import EXTRA_CANDIDATES, reader_crops
+from companion.vision.stage2_read import reader_crops
 from companion.vision.stage1_find_faces import find_faces
 from training.common import read_dataset, save_onnx
 
@@ -64,7 +64,7 @@ def pipeline_crops(folders: list[Path], limit: int, models: Models) -> np.ndarra
         for image in read_dataset(folder, limit):
             found = find_faces(load_work_image(image.path), models)
             work, detections = found.image, found.boxes
-            detections = detections[:MAX_DICE + EXTRA_CANDIDATES]
+            detections = detections[:MAX_DICE + models.tuning.read.extra_candidates]
             if not detections:
                 continue
             crops.append(reader_crops(work, detections, models))

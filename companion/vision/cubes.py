@@ -28,9 +28,11 @@ drops it (the die is then read once, and the box kept is flagged); with
 ReadSettings(one_per_cube=False) it flags it instead. So it does with a box that is its
 cube's top face boxed again (`_boxed_twice`): over the "1" of a surer box's "10" in the same
 colour, or reading a surer box's face a fraction of a box from it. It also flags a box whose probability
-is at least `flag`: a side face alone, whose top face was missed, reads a wrong die. Both
-thresholds were chosen on the calibration sets (data/calib and its stress sets). Without the
+is at least `flag`: a side face alone, whose top face was missed, reads a wrong die. Without the
 model file, the distance rule alone (`second_boxes`) flags a possible second box.
+
+The rules' levels (`CubeLevels`: how near, how sure, how likely one die) are the models' tuning
+(models/tuning.json); the drop and flag levels are the model file's.
 
 A side face the cube model rates as a top face by its box alone, or whose reading no face of its
 top face's die explains (the top face misread), is told by the two boxes together: the pair model
@@ -55,71 +57,8 @@ import numpy as np
 from companion.dice import DiceSet, standard_set
 from companion.vision.decoder import color_index, value_index
 from companion.vision.detector import Detection
+from companion.vision.tuning import CubeLevels
 
-CUBE_NEAR = 0.85
-SIDE_SURE = 0.75
-# Two unsure boxes this close whose sureness (detector score times face probability) differs
-# by under SURE_TIE, and whose readings can be two faces of one die (SAME_DIE), are told apart
-# by nothing: the detector's mirror views, averaged into its score, move it by about 0.1, so
-# either may be the cube's top face, and both are flagged (tied_boxes; half that noise, so that
-# only boxes truly level tie).
-SURE_TIE = 0.05
-# how far (in box sizes) a box may be from the one it shares a cube with: a side face's
-# centre is at most about a face from its top face's, even 40 degrees off vertical
-SAME_CUBE_REACH = 1.0
-# how likely two boxes' readings must be two faces of one die (same_die) for the one to be
-# dropped as the other's side face: a side face shows another face of its own die, while
-# only about one in five pairs of the set's faces share a die
-SAME_DIE = 0.1
-# One top face boxed twice, no side face: a box over the "1" of a surer box's "10" in the same
-# colour, covered by it for at least TEN_COVERED of its area, reads a 1 that is not there; and
-# a box closer than SAME_FACE_REACH box sizes to a surer box that reads the same face is that
-# box again (two dice's top faces lie at least about half a box apart).
-TEN_COVERED = 0.3
-SAME_FACE_REACH = 0.35
-# A box read as a die only from a lowered face threshold (the pipeline's dark_face_threshold: the
-# face head doubts it) that the cube model rates at least LOWERED_SIDE a side face, closer than
-# CUBE_NEAR box sizes to a surer, less side-like box, is that cube's side face when the two
-# readings can be two faces of one die at LOWERED_SAME_DIE, under SAME_DIE (a side face the face
-# head doubts is often misread). On the dark and tilted calib sets (data/stress_dark_calib,
-# data/more/stress_dark_calib, data/more/stress_tilt_calib, data/stress_tilt_calib) such boxes
-# that are side faces of a read cube were 0.75 and 0.97 likely side faces, their same-die shares
-# 0.054 and 0.042; the real dice kept that way beside a surer, less side-like box, at most 0.44
-# likely side faces, or (one, a green 4 beside a green 9 at 0.82) a same-die share of 0.0.
-LOWERED_SIDE = 0.6
-LOWERED_SAME_DIE = 0.02
-# A faint face (a box the detector's upright view alone found, stage1_find_faces.faint_faces: the mirror views
-# doubt it) within reach of a box the views agree on is that box's cube's side face when the cube model
-# rates it at least FAINT_SIDE a side face and the pair model at least FAINT_PAIR one of that box's cube,
-# far under their own drop levels: a faint face is kept to find the dark and tilted top faces the mirror
-# views miss, not to read a cube twice. On the calib sets (data/calib, its stress sets, data/more's) the
-# faint faces kept on a cube whose top face was read were at 0.59/0.24, 0.24/0.26 and 0.78/0.85, one at
-# 0.46/0.39 of another faint face, and five under either level; of the 30 kept on a top face none was at
-# both (the nearest 0.17/0.21, 0.97/0.06, 0.26/0.10).
-FAINT_SIDE = 0.2
-FAINT_PAIR = 0.2
-# A box the face head is unsure of (under UNSURE_FACE, and less sure than of the other box) is a side
-# face of the other box's cube at far lower levels than a sure one: at least UNSURE_SIDE by the cube
-# model, UNSURE_PAIR by the pair model, and its reading at least UNSURE_SAME_DIE another face of the
-# other's die. Replayed over the cube decisions recorded on the calib sets (training.cube_pairs --photos:
-# data/calib, its stress sets, data/more's): 5 second boxes on the first halves dropped, 3 on the second,
-# no top face; the second boxes so dropped were 0.76-0.95 faces, the top faces at those levels 0.997-1.0
-# (face levels from 0.96 to 0.99 drop the same boxes, 0.95 only 4 of them).
-UNSURE_FACE = 0.98
-UNSURE_SIDE = 0.2
-UNSURE_PAIR = 0.5
-UNSURE_SAME_DIE = 0.5
-# A box beside another (within SAME_CUBE_REACH) whose reading can be another face of that box's die
-# (at least DOUBT_SAME_DIE) is flagged, never dropped, from far lower levels than a box is dropped at:
-# the cube model's DOUBT_SIDE or the pair model's DOUBT_PAIR. Both models learnt the side faces of the
-# generator's own look; on photos of a look they never learnt (the generator's first version,
-# data/v1_calib, `make data-v1`) the side faces read beside a box as dice without a flag were
-# 0.004-0.11 side faces and 0.016-0.24 by the pair model, while 95% of the top faces read right there
-# were under 0.009 and 0.004 (99%: 0.053 and 0.026). On the calib sets these levels flag 0.1-0.6
-# points more of the dice found, and change no silent photo.
-DOUBT_SIDE = 0.02
-DOUBT_PAIR = 0.03
-DOUBT_SAME_DIE = 0.5
 FEATURES = (
     "sure", "score", "face", "value_conf", "colour_conf", "size_vs_photo", "aspect_vs_photo", "shade_vs_photo",
     "near", "near_sure", "surer_by", "shade_vs_near", "size_vs_near", "aspect_vs_near", "overlap_near",
@@ -128,7 +67,7 @@ FEATURES = (
 # what the model weighs besides: a neighbour's evidence counts only when it is close
 DERIVED = ("close", "close_surer_by", "close_shade", "close_unsure", "log_sure", "close_toward")
 INPUTS = FEATURES + DERIVED
-# What the pair model (`PairModel`) weighs of two boxes within SAME_CUBE_REACH, box i against box j:
+# What the pair model (`PairModel`) weighs of two boxes within same_cube_reach, box i against box j:
 # is i a side face of the cube whose top face j is? A side face lies toward the camera from its top
 # face, closer than two top faces can (their faces cannot overlap), overlapping its box, foreshortened
 # across that offset, lit otherwise and read as another face of j's die; what the cube model says of
@@ -141,14 +80,15 @@ PAIR_FEATURES = (
 _INNER = 0.2  # the margin of a box left out when measuring its body's shade (edges, bevels, shadow)
 
 
-def second_boxes(detections: Sequence[Detection], face_probs: Sequence[float] | np.ndarray) -> list[int]:
+def second_boxes(detections: Sequence[Detection], face_probs: Sequence[float] | np.ndarray,
+                 levels: CubeLevels) -> list[int]:
     """Indices of the boxes that may be a second box on a cube a surer box is on (by distance
-    alone: closer than CUBE_NEAR box sizes to a surer box, and not itself sure)."""
+    alone: closer than levels.cube_near box sizes to a surer box, and not itself levels.side_sure)."""
     sure = [d.score * float(f) for d, f in zip(detections, face_probs)]
     surer: list[int] = []
     second: list[int] = []
     for i in sorted(range(len(detections)), key=lambda i: -sure[i]):
-        if sure[i] < SIDE_SURE and any(_same_cube(detections[i], detections[j]) for j in surer):
+        if sure[i] < levels.side_sure and any(_same_cube(detections[i], detections[j], levels) for j in surer):
             second.append(i)
         else:
             surer.append(i)
@@ -156,17 +96,19 @@ def second_boxes(detections: Sequence[Detection], face_probs: Sequence[float] | 
 
 
 def tied_boxes(detections: Sequence[Detection], face_probs: Sequence[float] | np.ndarray,
-               together: np.ndarray) -> np.ndarray:
-    """Per box: closer than CUBE_NEAR box sizes to another box, neither sure (SIDE_SURE), the two
-    within SURE_TIE of each other's sureness and their readings two faces of one die (`together`,
-    same_die, from SAME_DIE): which of them is the cube's top face nothing tells."""
+               together: np.ndarray, levels: CubeLevels) -> np.ndarray:
+    """Per box: closer than levels.cube_near box sizes to another box, neither sure (side_sure), the
+    two within levels.sure_tie of each other's sureness (the detector's mirror views move its score
+    by about twice that, so either may be the top face) and their readings two faces of one die
+    (`together`, same_die, from levels.same_die): which of them is the cube's top face nothing tells."""
     sure = [d.score * float(f) for d, f in zip(detections, face_probs)]
     n = len(detections)
     out = np.zeros(n, dtype=bool)
     for i in range(n):
-        out[i] = sure[i] < SIDE_SURE and any(
-            j != i and sure[j] < SIDE_SURE and abs(sure[i] - sure[j]) < SURE_TIE and together[i, j] >= SAME_DIE
-            and _same_cube(detections[i], detections[j]) for j in range(n))
+        out[i] = sure[i] < levels.side_sure and any(
+            j != i and sure[j] < levels.side_sure and abs(sure[i] - sure[j]) < levels.sure_tie
+            and together[i, j] >= levels.same_die and _same_cube(detections[i], detections[j], levels)
+            for j in range(n))
     return out
 
 
@@ -235,17 +177,18 @@ class CubeDecision:
 
 def decide(
     rgb: np.ndarray | None, detections: Sequence[Detection], faces: Sequence[float] | np.ndarray,
-    model: CubeModel | None, value_probs: np.ndarray | None = None, colour_probs: np.ndarray | None = None,
-    dice_set: DiceSet | None = None, lowered: np.ndarray | None = None, faint: np.ndarray | None = None,
+    model: CubeModel | None, levels: CubeLevels, value_probs: np.ndarray | None = None,
+    colour_probs: np.ndarray | None = None, dice_set: DiceSet | None = None, lowered: np.ndarray | None = None,
+    faint: np.ndarray | None = None,
 ) -> CubeDecision:
     """Which boxes are side faces: dropped when their cube's top face is read, else flagged.
     `value_probs` and `colour_probs` (n, classes): what the reader read on each box; `lowered`
-    (n,): the boxes read as dice only from a lowered face threshold (LOWERED_SIDE; None: none);
-    `faint` (n,): the boxes only the detector's upright view found (FAINT_SIDE; None: none).
+    (n,): the boxes read as dice only from a lowered face threshold (levels.lowered_side; None: none);
+    `faint` (n,): the boxes only the detector's upright view found (levels.faint_side; None: none).
     Without a model (or the photo, `rgb`, or the readings) the distance rule alone flags."""
     n = len(detections)
     near = np.zeros(n, dtype=bool)  # maybe a second box on a cube, to flag: by distance alone first
-    near[second_boxes(detections, faces)] = True
+    near[second_boxes(detections, faces, levels)] = True
     if model is None or rgb is None or n == 0 or value_probs is None or colour_probs is None:
         return CubeDecision(np.zeros(n, dtype=bool), near)
     features = box_features(rgb, detections, faces, value_probs.max(axis=1), colour_probs.max(axis=1))
@@ -253,23 +196,25 @@ def decide(
     together = same_die(value_probs, colour_probs, dice_set or standard_set())
     value, colour = value_probs.argmax(axis=1), colour_probs.argmax(axis=1)
     pairs = _Pairs(detections, faces, side, together, value, colour, _mask(lowered, n), _mask(faint, n),
-                   pair_probabilities(rgb, detections, features, side, together, value, colour, model.pairs))
+                   pair_probabilities(rgb, detections, features, side, together, value, colour, model.pairs,
+                                      levels.same_cube_reach), levels)
     drop, kept_for = _second_on_cube(pairs, model)
-    near |= tied_boxes(detections, faces, together) | _doubted_beside(pairs, drop)
+    near |= tied_boxes(detections, faces, together, levels) | _doubted_beside(pairs, drop)
     # which of the two is the top face is not certain either: the one kept is flagged
     return CubeDecision(drop, (near | kept_for | (side >= model.flag)) & ~drop, side)
 
 
 def _doubted_beside(pairs: _Pairs, drop: np.ndarray) -> np.ndarray:
-    """Per box: beside a box kept (within SAME_CUBE_REACH), maybe another face of its die
-    (DOUBT_SAME_DIE), and at least DOUBT_SIDE a side face by the cube model or DOUBT_PAIR one of
-    that box's cube by the pair model: to flag."""
-    n = len(pairs.detections)
+    """Per box: beside a box kept (within same_cube_reach), maybe another face of its die
+    (doubt_same_die), and at least doubt_side a side face by the cube model or doubt_pair one of
+    that box's cube by the pair model: to flag, never to drop (levels far under the drop levels: both
+    models learnt the side faces of the generator's own look, not every look's)."""
+    n, lv = len(pairs.detections), pairs.levels
     doubted = np.zeros(n, dtype=bool)
     for i in range(n):
-        doubted[i] = any(j != i and not drop[j] and pairs.together[i, j] >= DOUBT_SAME_DIE
-                         and (pairs.side[i] >= DOUBT_SIDE or pairs.pair[i, j] >= DOUBT_PAIR)
-                         and _near(pairs.detections[i], pairs.detections[j]) < SAME_CUBE_REACH for j in range(n))
+        doubted[i] = any(j != i and not drop[j] and pairs.together[i, j] >= lv.doubt_same_die
+                         and (pairs.side[i] >= lv.doubt_side or pairs.pair[i, j] >= lv.doubt_pair)
+                         and _near(pairs.detections[i], pairs.detections[j]) < lv.same_cube_reach for j in range(n))
     return doubted
 
 
@@ -291,6 +236,7 @@ class _Pairs:
     lowered: np.ndarray  # read as a die only from a lowered face threshold, per box
     faint: np.ndarray  # found by the detector's upright view alone, per box
     pair: np.ndarray  # (n, n): the pair model's P(box i is a side face of box j's cube)
+    levels: CubeLevels
 
     @property
     def sure(self) -> list[float]:
@@ -299,7 +245,7 @@ class _Pairs:
 
 def _second_on_cube(pairs: _Pairs, model: CubeModel) -> tuple[np.ndarray, np.ndarray]:
     """(dropped, kept for a dropped box): a box goes when a box on the same cube (within
-    SAME_CUBE_REACH) stays that is its top face (`_side_face_of`) or the same face boxed again
+    levels.same_cube_reach) stays that is its top face (`_side_face_of`) or the same face boxed again
     (`_boxed_twice`). A box kept for another is never dropped: a drop never leaves a cube
     without its top face."""
     n = len(pairs.detections)
@@ -310,7 +256,7 @@ def _second_on_cube(pairs: _Pairs, model: CubeModel) -> tuple[np.ndarray, np.nda
         if kept_for[i]:
             continue
         partners = [j for j in range(n) if j != i and not drop[j]
-                    and _near(pairs.detections[i], pairs.detections[j]) < SAME_CUBE_REACH
+                    and _near(pairs.detections[i], pairs.detections[j]) < pairs.levels.same_cube_reach
                     and (_side_face_of(pairs, i, j, sure, model) or _boxed_twice(pairs, i, j, sure)
                          or _doubted_side_face_of(pairs, i, j, sure) or _paired_side_face_of(pairs, i, j, model)
                          or _faint_side_face_of(pairs, i, j) or _unsure_side_face_of(pairs, i, j))]
@@ -323,14 +269,14 @@ def _second_on_cube(pairs: _Pairs, model: CubeModel) -> tuple[np.ndarray, np.nda
 def _side_face_of(pairs: _Pairs, i: int, j: int, sure: list[float], model: CubeModel) -> bool:
     """Is box j the top face of the cube box i is a side face of, by every sign? Box i is likely
     a side face (from `model.drop`), j less so, and surer or itself unflagged, and the two
-    readings can be two faces of one die of the set (SAME_DIE: a side face shows another face
-    of its own die, while two dice side by side rarely can). A box j read as a die only from a
+    readings can be two faces of one die of the set (levels.same_die: a side face shows another face
+    of its own die, while only about one in five pairs of the set's faces share a die). A box j read as a die only from a
     lowered face threshold (the face head holds its sureness low) counts surer where the detector
     scores it higher: its face probability says less than its detector score there."""
     side = pairs.side
     surer = sure[j] > sure[i] or (pairs.lowered[j] and pairs.detections[j].score > pairs.detections[i].score)
     return bool(side[i] >= model.drop and side[j] < side[i] and (surer or side[j] < model.flag)
-                and pairs.together[i, j] >= SAME_DIE)
+                and pairs.together[i, j] >= pairs.levels.same_die)
 
 
 def _paired_side_face_of(pairs: _Pairs, i: int, j: int, model: CubeModel) -> bool:
@@ -341,38 +287,43 @@ def _paired_side_face_of(pairs: _Pairs, i: int, j: int, model: CubeModel) -> boo
 
 def _faint_side_face_of(pairs: _Pairs, i: int, j: int) -> bool:
     """Is box i, a faint face, a side face of the cube of box j, one the detector's views agree on:
-    at least FAINT_SIDE a side face by the cube model and FAINT_PAIR one of j's cube by the pair model?"""
-    return bool(pairs.faint[i] and not pairs.faint[j] and pairs.side[i] >= FAINT_SIDE
-                and pairs.pair[i, j] >= FAINT_PAIR)
+    at least faint_side a side face by the cube model and faint_pair one of j's cube by the pair model
+    (far under their drop levels: a faint face is kept to find a dark or tilted top face, not to read
+    a cube twice)?"""
+    return bool(pairs.faint[i] and not pairs.faint[j] and pairs.side[i] >= pairs.levels.faint_side
+                and pairs.pair[i, j] >= pairs.levels.faint_pair)
 
 
 def _unsure_side_face_of(pairs: _Pairs, i: int, j: int) -> bool:
-    """Is box i, one the face head is unsure of (under UNSURE_FACE, and less sure than of box j),
-    a side face of box j's cube: at least UNSURE_SIDE a side face by the cube model, UNSURE_PAIR one of
-    j's cube by the pair model, and the two readings at least UNSURE_SAME_DIE two faces of one die?"""
-    face = pairs.faces
-    return bool(face[i] < UNSURE_FACE and face[i] < face[j] and pairs.side[i] >= UNSURE_SIDE
-                and pairs.pair[i, j] >= UNSURE_PAIR and pairs.together[i, j] >= UNSURE_SAME_DIE)
+    """Is box i, one the face head is unsure of (under unsure_face, and less sure than of box j),
+    a side face of box j's cube: at least unsure_side a side face by the cube model, unsure_pair one of
+    j's cube by the pair model, and the two readings at least unsure_same_die two faces of one die?"""
+    face, lv = pairs.faces, pairs.levels
+    return bool(face[i] < lv.unsure_face and face[i] < face[j] and pairs.side[i] >= lv.unsure_side
+                and pairs.pair[i, j] >= lv.unsure_pair and pairs.together[i, j] >= lv.unsure_same_die)
 
 
 def _doubted_side_face_of(pairs: _Pairs, i: int, j: int, sure: list[float]) -> bool:
     """Is box i, read as a die only from a lowered face threshold, a side face of box j's cube:
-    likely a side face (LOWERED_SIDE), within CUBE_NEAR of j, j surer and less side-like, and the
-    two readings maybe faces of one die (LOWERED_SAME_DIE)?"""
-    side = pairs.side
-    return bool(pairs.lowered[i] and side[i] >= LOWERED_SIDE and side[j] < side[i] and sure[j] > sure[i]
-                and pairs.together[i, j] >= LOWERED_SAME_DIE and _same_cube(pairs.detections[i], pairs.detections[j]))
+    likely a side face (lowered_side), within cube_near of j, j surer and less side-like, and the
+    two readings maybe faces of one die (lowered_same_die, under same_die: a side face the face head
+    doubts is often misread)?"""
+    side, lv = pairs.side, pairs.levels
+    return bool(pairs.lowered[i] and side[i] >= lv.lowered_side and side[j] < side[i] and sure[j] > sure[i]
+                and pairs.together[i, j] >= lv.lowered_same_die
+                and _same_cube(pairs.detections[i], pairs.detections[j], lv))
 
 
 def _boxed_twice(pairs: _Pairs, i: int, j: int, sure: list[float]) -> bool:
     """Is box i the surer box j's top face boxed again: over the "1" of j's "10" in the same
-    colour (TEN_COVERED), or reading j's face within SAME_FACE_REACH of it?"""
+    colour (covered by it for ten_covered of its area), or reading j's face within same_face_reach of
+    it (two dice's top faces lie at least about half a box apart)?"""
     if not (sure[j] > sure[i] and pairs.colour[i] == pairs.colour[j]):
         return False
     a, b = pairs.detections[i], pairs.detections[j]
     if pairs.value[i] == value_index(1) and pairs.value[j] == value_index(10):
-        return _overlap(a, b) >= TEN_COVERED
-    return bool(pairs.value[i] == pairs.value[j] and _near(a, b) < SAME_FACE_REACH)
+        return _overlap(a, b) >= pairs.levels.ten_covered
+    return bool(pairs.value[i] == pairs.value[j] and _near(a, b) < pairs.levels.same_face_reach)
 
 
 def same_die(value_probs: np.ndarray, colour_probs: np.ndarray, dice_set: DiceSet) -> np.ndarray:
@@ -426,14 +377,15 @@ def box_features(
 
 def pair_features(
     rgb: np.ndarray, detections: Sequence[Detection], features: np.ndarray, side: np.ndarray, together: np.ndarray,
-    value: np.ndarray, colour: np.ndarray,
+    value: np.ndarray, colour: np.ndarray, reach: float,
 ) -> tuple[list[tuple[int, int]], np.ndarray]:
-    """The ordered pairs (i, j) of boxes within SAME_CUBE_REACH of each other and, per pair,
+    """The ordered pairs (i, j) of boxes within `reach` box sizes of each other (the tuning's
+    same_cube_reach: a side face's centre lies at most about a face from its top face's) and, per pair,
     (len(PAIR_FEATURES),): box i against box j. `features`: box_features; `side`: the cube model's
     P(side face) per box; `together`: same_die; `value`, `colour`: the reader's classes per box."""
     n = len(detections)
     pairs = [(i, j) for i in range(n) for j in range(n)
-             if i != j and _near(detections[i], detections[j]) < SAME_CUBE_REACH]
+             if i != j and _near(detections[i], detections[j]) < reach]
     if not pairs:
         return pairs, np.zeros((0, len(PAIR_FEATURES)))
     col = {name: features[:, k] for k, name in enumerate(FEATURES)}
@@ -462,15 +414,15 @@ def pair_features(
 
 def pair_probabilities(
     rgb: np.ndarray, detections: Sequence[Detection], features: np.ndarray, side: np.ndarray, together: np.ndarray,
-    value: np.ndarray, colour: np.ndarray, model: PairModel | None,
+    value: np.ndarray, colour: np.ndarray, model: PairModel | None, reach: float,
 ) -> np.ndarray:
-    """(n, n): the pair model's P(box i is a side face of box j's cube), 0 beyond SAME_CUBE_REACH
-    (all 0 without a pair model)."""
+    """(n, n): the pair model's P(box i is a side face of box j's cube), 0 beyond `reach`
+    (pair_features; all 0 without a pair model)."""
     n = len(detections)
     out = np.zeros((n, n))
     if model is None:
         return out
-    pairs, rows = pair_features(rgb, detections, features, side, together, value, colour)
+    pairs, rows = pair_features(rgb, detections, features, side, together, value, colour, reach)
     if pairs:
         p = model.probability(rows)
         for (i, j), v in zip(pairs, p):
@@ -529,8 +481,8 @@ def _near(a: Detection, b: Detection) -> float:
     return math.dist(a.centre, b.centre) / max(a.side, b.side, 1.0)
 
 
-def _same_cube(a: Detection, b: Detection) -> bool:
-    return _near(a, b) < CUBE_NEAR
+def _same_cube(a: Detection, b: Detection, levels: CubeLevels) -> bool:
+    return _near(a, b) < levels.cube_near
 
 
 def _overlap(a: Detection, b: Detection) -> float:

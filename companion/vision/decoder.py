@@ -39,11 +39,10 @@ def color_index(color: Color) -> int:
 
 @dataclass(frozen=True, slots=True)
 class DecodeSettings:
-    die_min_posterior: float = 0.6  # name the die only when it is this sure (else null)
-    # flag a die whose face confidence is lower: 0.95 flags the misreads at 0.90-0.95 of data/calib
-    # and its stress sets (0.93 leaves one on data/calib), for 0.3-1.5 points more of the right
-    # dice flagged than 0.9 (doubts.py flags what the confidence does not carry)
-    uncertain_below: float = 0.95
+    """The decoder's levels (models/tuning.json: die_min_posterior, uncertain_below)."""
+
+    die_min_posterior: float  # name the die only when it is this sure (else null)
+    uncertain_below: float  # flag a die whose face confidence is lower (doubts.py flags what it does not carry)
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,8 +171,8 @@ def die_posteriors(like: np.ndarray) -> np.ndarray:
 def decode(
     value_probs: np.ndarray,
     color_probs: np.ndarray,
-    dice_set: DiceSet | None = None,
-    settings: DecodeSettings = DecodeSettings(),
+    dice_set: DiceSet | None,
+    settings: DecodeSettings,
 ) -> list[DecodedDie]:
     """Decode n <= 10 detections (rows of the probability arrays) into consistent dice."""
     dice_set = dice_set or standard_set()

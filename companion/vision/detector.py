@@ -25,14 +25,13 @@ _MIRRORS = ((False, False), (False, True), (True, False), (True, True))
 # The network's largest stride: its input is padded to a multiple of this, and a window of the
 # input is cut in whole blocks of it, so that it lines up with the strides as the whole image does
 BLOCK = 32
-# views_near_peaks: a window's mirror views match the whole image's (to 0.001 in heat on the
-# median, 0.02 at most, on data/calib) at cells this many input pixels inside it, and the core
-# so matched reaches this far around a peak: its face and the cells next to it
+# views_near_peaks: the network's reach: a window's mirror views match the whole image's at cells
+# this many input pixels inside it, and the core so matched reaches this far around a peak (its face
+# and the cells next to it)
 MIRROR_REACH = 64
 MIRROR_CORE = 16
-# What one run of the detector costs beyond its pixels, in pixels of input (0.2-0.5 ms a run
-# against 0.08-0.09 ms per 1000 pixels, measured on 96-448 px inputs): windows are merged only
-# where one run over their bounding box costs less than a run over each
+# What one run of the detector costs beyond its pixels, in pixels of input: windows are merged only
+# where one run over their bounding box costs less than a run over each (the heat is the same either way)
 MIRROR_RUN_PX = 4096
 
 
@@ -78,19 +77,20 @@ class DetectorModel:
     session: InferenceSession
     input_long_side: int
     stride: int
-    threshold: float = 0.3
+    threshold: float
+    overlap: float  # a weaker peak whose box overlaps a stronger one's beyond this (IoU) is that face
     max_detections: int = 24
     views: int = 1
 
     @classmethod
-    def load(cls, path: Path, providers: Sequence[str] = CPU_PROVIDERS, threshold: float | None = None,
-             views: int = 1) -> DetectorModel:
-        """The model at `path`; `threshold` None keeps the one written into the model."""
+    def load(cls, path: Path, overlap: float, providers: Sequence[str] = CPU_PROVIDERS,
+             threshold: float | None = None, views: int = 1) -> DetectorModel:
+        """The model at `path`; `threshold` None keeps the one written into the model (its training's)."""
         session = open_session(path, providers)
         meta = metadata(session)
-        own = float(meta.get("threshold", 0.3))
-        return cls(session, int(meta.get("input_long_side", 448)), int(meta.get("stride", 4)),
-                   own if threshold is None else threshold, views=views)
+        own = float(meta.get("threshold", 0.3)) if threshold is None else threshold  # 0.3: training.detector's
+        return cls(session, int(meta.get("input_long_side", 448)), int(meta.get("stride", 4)), own, overlap,
+                   views=views)
 
     def prepare(self, rgb: np.ndarray, long_side: int | None = None) -> tuple[np.ndarray, float]:
         """Shrink to the input size, pad to a multiple of 32; return NCHW float and the scale."""
@@ -213,7 +213,7 @@ class DetectorModel:
 
     def detections(self, heatmap: Heatmap) -> list[Detection]:
         return peaks_to_detections(heatmap.total / heatmap.views, heatmap.size, self.stride, heatmap.scale,
-                                   self.threshold, self.max_detections, heatmap.image_wh)
+                                   self.threshold, self.max_detections, heatmap.image_wh, self.overlap)
 
 
 def box_ious(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -236,7 +236,7 @@ def local_peaks(heat: np.ndarray) -> np.ndarray:
 
 def peaks_to_detections(
     heat: np.ndarray, size: np.ndarray, stride: int, scale: float, threshold: float, max_det: int,
-    image_wh: tuple[int, int], overlap: float = 0.6,
+    image_wh: tuple[int, int], overlap: float,
 ) -> list[Detection]:
     """Local maxima of the heatmap above threshold -> boxes in working-image pixels.
 

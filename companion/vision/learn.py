@@ -65,7 +65,8 @@ def learn_photo(profile: Profile | None, photo: str, source: bytes | str | os.Pa
     crops = np.stack([box_crop(image.rgb, image.to_work(b), reader.size) for b in boxes])
     if settings.balance_light:  # the crops as a reading of this photo sees them (white_balance.py)
         crops = light_correction(image.rgb, [image.to_work(b) for b in boxes]).apply(crops)
-    read = reader.logits(crops, settings.reader_turns, settings.reader_sure, settings.reader_sure_one)
+    levels = settings.levels(models.tuning)
+    read = reader.logits(crops, settings.reader_turns, levels.reader_sure, levels.reader_sure_one)
     if read.embedding is None:  # has_embedding said otherwise: a broken file
         raise ProfileError("the reader gave no embedding")
     cal = models.calibration

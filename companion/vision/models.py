@@ -58,11 +58,12 @@ def load_models(folder: Path | None = None, providers: Sequence[str] = CPU_PROVI
     with _lock:
         if key not in _cache:
             calibration = Calibration.load(folder / CALIBRATION_FILE)
-            detector = DetectorModel.load(folder / DETECTOR_FILE, providers, calibration.detector_threshold,
-                                          calibration.detector_views)
+            tuning = Tuning.load(folder)
+            detector = DetectorModel.load(folder / DETECTOR_FILE, tuning.read.peak_overlap, providers,
+                                          calibration.detector_threshold, calibration.detector_views)
             _cache[key] = Models(detector, ReaderModel.load(folder / READER_FILE, providers), calibration,
                                  CubeModel.load(folder / CUBES_FILE), LightColourHeads.load(folder / LIGHT_COLOUR_FILE),
-                                 Tuning.load(folder))
+                                 tuning)
         return _cache[key]
 
 

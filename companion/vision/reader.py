@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from companion.vision.session import ModelsMissing, metadata, open_session
-from companion.vision.settings import CPU_PROVIDERS, ReadSettings
+from companion.vision.settings import CPU_PROVIDERS, MAX_TURNS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -33,7 +33,6 @@ PART_FILE = "reader_part{}.onnx"  # a joined reader's parts (training/reader_par
 PART_FEATURES = "features"  # a part's pooled features: what the joined file's embedding normalises
 PART_SOURCE = "source"  # a part's metadata: the fingerprint of the joined file it was cut from
 ENSEMBLE_META = "ensemble"  # a joined file's metadata: the files it joined (training/ensemble.py), one a part
-_DEFAULT = ReadSettings()
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +107,7 @@ class ReaderModel:
         """The outputs the vote averages, in ReaderLogits' order."""
         return ["value", "color"] + (["face"] if self.has_face_head else [])
 
-    def logits(self, crops: np.ndarray, turns: int = _DEFAULT.reader_turns,
-               sure: float = _DEFAULT.reader_sure, sure_one: float = _DEFAULT.reader_sure_one,
+    def logits(self, crops: np.ndarray, turns: int = MAX_TURNS, sure: float = 1.0, sure_one: float = 1.0,
                cascade: float = 1.0, face_bands: tuple[tuple[float, float], ...] = ()) -> ReaderLogits:
         """crops: (n, size, size, 3) uint8 -> value (n, 11), colour (n, 4) and face (n, 2) logits.
 

@@ -3,9 +3,8 @@
 The second search runs the detector on a copy up to twice as sharp, four times the pixels of
 the first. Dice the first search missed still leave a faint response in its heatmap, so the
 second one need only cover the ground around such responses. (When the first search found
-no face at all, it is no guide, and the whole photo is searched.) On the 117 far calibration
-photos (data/far_calib) searched again, that is a quarter of the frame on the median, and
-on those photos it reads every die as the whole search does.
+no face at all, it is no guide, and the whole photo is searched.) How far that ground reaches
+and when the whole photo is searched instead are tuned levels (tuning.RegionLevels).
 """
 
 from __future__ import annotations
@@ -18,12 +17,7 @@ import numpy as np
 
 if TYPE_CHECKING:  # the detector imports this module (merge_if_cheaper)
     from companion.vision.detector import Heatmap
-
-# The ground searched reaches this many faces beyond each faint cell.
-REGION_MARGIN = 2.0
-# Regions that add up to more than this share of the photo are not worth the seams: the
-# photo is searched whole.
-WHOLE_SHARE = 0.6
+    from companion.vision.tuning import RegionLevels
 
 Box = tuple[int, int, int, int]
 
@@ -33,26 +27,29 @@ def whole_photo(upright: Heatmap) -> list[Box]:
     return [(0, 0, w, h)]
 
 
-def faint_regions(upright: Heatmap, stride: int, face_px: float | None, faint_heat: float) -> list[Box]:
+def faint_regions(
+    upright: Heatmap, stride: int, face_px: float | None, faint_heat: float, levels: RegionLevels,
+) -> list[Box]:
     """The ground around every faint response of the first search (working-image pixels), in
     boxes that neither overlap nor touch, so that no die is seen twice; the whole photo when
-    that is nearly all of it, or when the first search found no face (face_px None: its
-    heatmap is then no guide to where the dice are).
+    that is nearly all of it (levels.whole_share: more is not worth the seams), or when the
+    first search found no face (face_px None: its heatmap is then no guide to where the dice are).
 
     A heatmap cell `faint_heat` warm (of 1) may hold a die (ReadSettings.faint_heat); 0
-    searches the whole photo, for comparisons.
+    searches the whole photo, for comparisons. The ground reaches levels.region_margin faces
+    beyond each such cell.
     """
     warm = upright.total / upright.views >= faint_heat
     if faint_heat <= 0 or face_px is None or not warm.any():
         return whole_photo(upright)
     cell = stride / upright.scale
-    reach = max(1, int(np.ceil(REGION_MARGIN * face_px / cell)))
+    reach = max(1, int(np.ceil(levels.region_margin * face_px / cell)))
     ground = cv2.dilate(warm.astype(np.uint8), np.ones((2 * reach + 1, 2 * reach + 1), np.uint8))
     count, _, stats, _ = cv2.connectedComponentsWithStats(ground, connectivity=8)
     cells = merge_touching([(int(x), int(y), int(x + bw), int(y + bh)) for x, y, bw, bh, _ in stats[1:count]])
     w, h = upright.image_wh
     boxes = [_to_pixels(box, cell, w, h) for box in cells]
-    if sum((b[2] - b[0]) * (b[3] - b[1]) for b in boxes) > WHOLE_SHARE * w * h:
+    if sum((b[2] - b[0]) * (b[3] - b[1]) for b in boxes) > levels.whole_share * w * h:
         return whole_photo(upright)
     return boxes
 

@@ -55,7 +55,7 @@ def find_faces(work: WorkImage, models: Models, settings: ReadSettings = DEFAULT
     detector = models.detector
     upright = detector.heatmap(work.rgb)  # one view tells the faces' size; the others may not be needed
     first = detector.detections(upright)
-    levels = models.tuning.search
+    levels, run = models.tuning.search, settings.levels(models.tuning)
     zoom = _zoom(first, levels) if settings.zoom_small_faces else 1.0
     if zoom > 1.0:
         zoomed_side = round(work.long_side * zoom)
@@ -63,14 +63,14 @@ def find_faces(work: WorkImage, models: Models, settings: ReadSettings = DEFAULT
         # without a sharper copy, the working image's own pixels: more than the detector's input
         within = 1.0 if sharper is not work else min(zoom, work.long_side / detector.input_long_side)
         if sharper is not work or (settings.zoom_within_work and within > levels.min_work_zoom):
-            regions = faint_regions(upright, detector.stride, _typical_face(first), settings.faint_heat)
-            views = (settings.zoomed_views if sharper is not work else None) or settings.detector_views
+            regions = faint_regions(upright, detector.stride, _typical_face(first), run.faint_heat, models.tuning.regions)
+            views = (run.zoomed_views if sharper is not work else None) or settings.detector_views
             found = _search_regions(detector, sharper, work, regions, views, zoomed_side, within)
             return FoundFaces(sharper, _surest(found), work, upright, [])
-    if settings.mirror_band is None:
+    if run.mirror_band is None:
         heatmap = detector.all_views(upright, settings.detector_views)
     else:
-        heatmap = detector.views_near_peaks(upright, settings.detector_views, settings.mirror_band)
+        heatmap = detector.views_near_peaks(upright, settings.detector_views, run.mirror_band)
     found = _surest(detector.detections(heatmap))
     return FoundFaces(work, found, work, upright, faint_faces(first, found, levels))
 

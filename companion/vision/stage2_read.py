@@ -26,10 +26,6 @@ from companion.vision.white_balance import LightCorrection, light_correction
 
 DEFAULT_SETTINGS = ReadSettings()
 
-# Boxes read beyond the set's 10 dice: the reader's face head may turn some down (a reader
-# without that head keeps the 10 surest).
-EXTRA_CANDIDATES = 4
-
 
 @dataclass(frozen=True)
 class ReadFaces:
@@ -54,7 +50,8 @@ def read_faces(
     face head. Without `embeddings` (and a `profile`) the reader's cascade reads the crops where
     nothing asks for their embeddings. Raises ProfileError for a profile of another reader."""
     work, every_box, faint = found.image, found.boxes, found.faint
-    detections = every_box[:MAX_DICE + EXTRA_CANDIDATES]  # the surest are read
+    # the surest are read, a few beyond the set's dice: the face head may turn some down
+    detections = every_box[:MAX_DICE + models.tuning.read.extra_candidates]
     if not detections:
         return None
     light = photo_light(work, detections, settings)
@@ -64,14 +61,15 @@ def read_faces(
         profile.check_reader(models.reader.fingerprint)
     faces = read.face_probability()
     faces = np.ones(len(detections)) if faces is None else faces
-    face_threshold = _face_threshold(work, detections, faces, models.calibration.face_threshold, settings,
-                                     models.tuning.detection_sure)
-    if faint and settings.faint_face_threshold is not None and read.face is not None:
+    levels = settings.levels(models.tuning)
+    face_threshold = _face_threshold(work, detections, faces, models.calibration.face_threshold,
+                                     levels.dark_face_threshold, models.tuning.detection_sure)
+    if faint and levels.faint_face_threshold is not None and read.face is not None:
         # the faces only the upright view found are read too, after the boxes the views agree on
         faint_read = read_boxes(work, faint, models, settings, light, may_cascade(models, settings, light, embeddings))
         detections, read = detections + faint, _joined(read, faint_read)
         faces = np.concatenate([faces, faint_read.face_probability()])
-        face_threshold = np.concatenate([face_threshold, np.full(len(faint), settings.faint_face_threshold)])
+        face_threshold = np.concatenate([face_threshold, np.full(len(faint), levels.faint_face_threshold)])
         every_box = every_box + faint
     else:
         faint = []
@@ -92,9 +90,10 @@ def read_boxes(
     (`light`; None: measured here, photo_light); with `cascade`, the crops its first part is sure
     of read by it alone (ReadSettings.reader_cascade: then without embeddings); with `face_bands`,
     a read for the face head alone (ReaderModel.logits)."""
+    levels = settings.levels(models.tuning)
     return models.reader.logits(reader_crops(work, detections, models, settings, light), settings.reader_turns,
-                                settings.reader_sure, settings.reader_sure_one,
-                                settings.reader_cascade if cascade else 1.0, face_bands)
+                                levels.reader_sure, levels.reader_sure_one,
+                                levels.reader_cascade if cascade else 1.0, face_bands)
 
 
 def needs_embedding(models: Models, settings: ReadSettings, light: LightCorrection) -> bool:
@@ -129,16 +128,15 @@ def _joined(a: ReaderLogits, b: ReaderLogits) -> ReaderLogits:
 
 
 def _face_threshold(
-    work: WorkImage, detections: list[Detection], faces: np.ndarray, calibrated: float, settings: ReadSettings,
+    work: WorkImage, detections: list[Detection], faces: np.ndarray, calibrated: float, dark: float | None,
     detection_sure: float,
 ) -> np.ndarray:
     """Per box, the face probability it needs to be read as a die: the calibration's, or on a photo
     whose dice (the boxes that pass it, at least one) have dark bodies (inks.dark_bodies: told on
     the faces' discs, not their centres, which a bright numeral can fill),
-    ReadSettings.dark_face_threshold for a box the detector is sure of (`detection_sure`: the
-    unsure boxes the face head rates that low are mostly on a cube's side)."""
+    `dark` (ReadSettings.dark_face_threshold; None: none) for a box the detector is sure of
+    (`detection_sure`: the unsure boxes the face head rates that low are mostly on a cube's side)."""
     out = np.full(len(detections), calibrated)
-    dark = settings.dark_face_threshold
     if dark is None or dark >= calibrated:
         return out
     passing = [d.box for d, f in zip(detections, faces) if f >= calibrated]

@@ -93,7 +93,8 @@ def _missed_tops(
     to_seen = seen.rgb.shape[1] / work.rgb.shape[1]  # the boxes' image (maybe a sharper copy) -> seen's pixels
     kept = [_scaled(detections[i], to_seen) for i in keep]
     others = [_scaled(d, to_seen) for d in every_box]
-    found = [(k, c) for k, c in candidates(upright, models.detector.stride, kept, others, nearer_direction(kept))
+    found = [(k, c) for k, c in candidates(upright, models.detector.stride, kept, others, nearer_direction(kept),
+                                           models.tuning.missed_tops, models.detector.overlap)
              if not flagged[keep[k]]]
     if not found:
         return out
@@ -102,7 +103,7 @@ def _missed_tops(
     # head), but only the face head is asked: a peak it reads far from a top face, or sure of one,
     # after a stage of the vote is read no further (ReadSettings.missed_top_bands)
     read = read_boxes(work, [_scaled(c, 1 / to_seen) for c in peaks], models, settings, light, cascade,
-                      settings.missed_top_bands)
+                      settings.levels(models.tuning).missed_top_bands)
     faces = read.face_probability()
     if faces is None:
         return out
@@ -119,7 +120,7 @@ def _scaled(d: Detection, by: float) -> Detection:
 
 def _kept_boxes(
     detections: list[Detection], faces: np.ndarray, face_threshold: float | np.ndarray, settings: ReadSettings,
-    allowed: np.ndarray | None = None, cubes: Callable[[list[int]], CubeDecision] | None = None,
+    allowed: np.ndarray | None, cubes: Callable[[list[int]], CubeDecision],
 ) -> tuple[list[int], np.ndarray, np.ndarray]:
     """The boxes read as dice (surest first) and, per box, whether to flag it as maybe a
     cube's side face (cubes.py: one the cube model drops with settings.one_per_cube, when its
@@ -128,7 +129,7 @@ def _kept_boxes(
     not turn down."""
     passes = np.asarray(faces) >= face_threshold  # one threshold, or one per box (_face_threshold)
     keep = [i for i in range(len(detections)) if passes[i] and (allowed is None or allowed[i])]
-    cube = cubes(keep) if cubes is not None else decide(None, [detections[i] for i in keep], faces[keep], None)
+    cube = cubes(keep)
     second = np.zeros(len(detections), dtype=bool)
     flag = cube.check if settings.one_per_cube else cube.check | cube.drop
     second[[keep[k] for k in np.flatnonzero(flag)]] = True
@@ -149,5 +150,5 @@ def _cubes(work: WorkImage, detections: list[Detection], faces: np.ndarray, read
     cal = models.calibration
     value = softmax(read.value[kept], cal.value_temperature)
     colour = softmax(read.color[kept], cal.color_temperature)
-    return decide(work.rgb, [detections[i] for i in kept], faces[kept], models.cubes, value, colour, dice_set,
-                  lowered[kept], faint[kept])
+    return decide(work.rgb, [detections[i] for i in kept], faces[kept], models.cubes, models.tuning.cubes, value,
+                  colour, dice_set, lowered[kept], faint[kept])

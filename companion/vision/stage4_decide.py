@@ -79,7 +79,7 @@ def decide_dice(
         applied = profile.apply(embedding, value_probs, color_probs)
         value_probs, color_probs, unbacked = applied.value_probs, applied.color_probs, applied.unbacked
     faces = kept.faces[keep]
-    decoded = decode(value_probs, color_probs, dice_set, settings.decoding)
+    decoded = decode(value_probs, color_probs, dice_set, settings.levels(models.tuning).decoding)
     flags = _decision_flags(detections, faces, value_probs, color_probs, decoded, cast, settings, models.tuning)
     flags["unbacked"] = unbacked  # the profile read it otherwise, and its guard could not back that
     if settings.joint_colour:
@@ -119,9 +119,8 @@ def _joint_decode(
     to flag, and the colour probabilities decided on: whatever the reading of each die alone flags,
     every die the photo reads otherwise, and every die whose ink disputes the reader's colour (a
     change is never silent, and surer colours never hide a die's other doubts). Under the usual
-    light the inks, measured on small faces, are less sure than the reader (on the tilted
-    calibration set they moved more right colours than wrong): there they move only the dice
-    the reader is unsure of."""
+    light the inks, measured on small faces, are less sure than the reader: there they move only
+    the dice the reader is unsure of."""
     usual = usual_light(cast)
     if usual and not settings.usual_light_joint:
         return alone, alone_flags, color_probs
@@ -133,7 +132,7 @@ def _joint_decode(
              else joint_colours(color_probs, inks(), spread=spread, dark=cast is None))
     if usual and not joint.moved.any() and np.array_equal(joint.probs, color_probs):
         return alone, alone_flags, color_probs
-    decoded = decode(value_probs, joint.probs, dice_set, settings.decoding)
+    decoded = decode(value_probs, joint.probs, dice_set, settings.levels(tuning).decoding)
     # the set's constraint is still judged against what the reader itself saw
     flags = _merged(_decision_flags(detections, faces, value_probs, color_probs, decoded, cast, settings, tuning),
                     alone_flags)

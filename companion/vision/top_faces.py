@@ -21,43 +21,34 @@ from collections.abc import Sequence
 import numpy as np
 
 from companion.vision.detector import Detection, Heatmap, peaks_to_detections
-
-# the weakest heat of a peak looked at again (the detector's threshold is about 0.4; a missed
-# top face next to a lone side face leaves 0.05-0.2 mostly, up to 0.45 in the upright view
-# where the mirror views took the averaged heat under the threshold)
-MISSED_HEAT = 0.05
-# how far (in the kept box's size) a top face's centre lies from its side face's: about half a
-# face plus half the side face's foreshortened height
-REACH = (0.35, 1.2)
-# how nearly away from the camera (the cosine with the direction the photo's faces shrink) it lies
-AWAY = 0.5
-# a peak this close (in a read box's size) to a read box's centre is that box again, not a missed face
-SAME_BOX = 0.3
-MAX_CANDIDATES = 40
-
+from companion.vision.tuning import MissedTopLevels
 
 def candidates(
     heat: Heatmap, stride: int, kept: Sequence[Detection], others: Sequence[Detection],
-    nearer: np.ndarray | None,
+    nearer: np.ndarray | None, levels: MissedTopLevels, overlap: float,
 ) -> list[tuple[int, Detection]]:
-    """(index in `kept`, box) for each peak of the heatmap (from MISSED_HEAT) that lies REACH
-    from a kept box, away from the camera (AWAY, against `nearer`: the direction the photo's
-    faces grow; None: no candidates) and over no box read (`others`: a peak the detector boxed
-    is that box, whatever its heat; one over the threshold in this view alone that no box
-    marks is a face the detector missed too). Boxes in the heatmap's image pixels."""
+    """(index in `kept`, box) for each peak of the heatmap (from levels.missed_heat, well under the
+    detector's threshold: a missed top face next to a lone side face leaves a weak peak) that lies
+    levels.missed_reach from a kept box (about half a face plus half the side face's foreshortened
+    height), away from the camera (levels.missed_away, against `nearer`: the direction the photo's
+    faces grow; None: no candidates) and over no box read (`others`, within levels.missed_same_box:
+    a peak the detector boxed is that box, whatever its heat; one over the threshold in this view
+    alone that no box marks is a face the detector missed too). `overlap`: the detector's
+    (peaks_to_detections). Boxes in the heatmap's image pixels."""
     if nearer is None or not kept or not np.linalg.norm(nearer) > 0:
         return []
     away = -nearer / np.linalg.norm(nearer)
-    weak = peaks_to_detections(heat.total / heat.views, heat.size, stride, heat.scale, MISSED_HEAT,
-                               MAX_CANDIDATES, heat.image_wh)
+    weak = peaks_to_detections(heat.total / heat.views, heat.size, stride, heat.scale, levels.missed_heat,
+                               levels.missed_candidates, heat.image_wh, overlap)
+    near, far = levels.missed_reach
     out: list[tuple[int, Detection]] = []
     for c in weak:
-        if any(_near(c, d) < SAME_BOX for d in others):
+        if any(_near(c, d) < levels.missed_same_box for d in others):
             continue
         for k, d in enumerate(kept):
             offset = np.subtract(c.centre, d.centre)
             dist = float(np.linalg.norm(offset)) / max(d.side, 1.0)
-            if REACH[0] <= dist <= REACH[1] and float(offset @ away) / (np.linalg.norm(offset) + 1e-9) >= AWAY:
+            if near <= dist <= far and float(offset @ away) / (np.linalg.norm(offset) + 1e-9) >= levels.missed_away:
                 out.append((k, c))
     return out
 

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from companion import assets
+from companion.vision.decoder import DecodeSettings
 
 TUNING_FILE = "tuning.json"
-VERSION = 1
+VERSION = 2  # 2: every group below; a version 1 file held only the doubts' and the search's levels
 
 
 class TuningError(ValueError):
@@ -62,13 +63,85 @@ class SearchLevels:
 
 
 @dataclass(frozen=True, slots=True)
+class PipelineLevels:
+    """The run-time levels ReadSettings may override (settings.py: each field's meaning)."""
+
+    reader_sure: float
+    reader_sure_one: float
+    reader_cascade: float
+    mirror_band: tuple[float, float] | None
+    zoomed_views: int | None
+    faint_heat: float
+    dark_face_threshold: float | None
+    faint_face_threshold: float | None
+    missed_top_bands: tuple[tuple[float, float], ...]
+    decoding: DecodeSettings
+
+
+@dataclass(frozen=True, slots=True)
+class ReadLevels:
+    """How many boxes are read and how close two peaks may be (stage2_read.py, detector.py)."""
+
+    extra_candidates: int  # boxes read beyond the set's 10 dice: the face head may turn some down
+    peak_overlap: float  # a weaker peak whose box overlaps a stronger one's beyond this (IoU) is that face
+
+
+@dataclass(frozen=True, slots=True)
+class RegionLevels:
+    """Where the second search looks (regions.py)."""
+
+    region_margin: float  # the ground searched reaches this many faces beyond each faint cell
+    whole_share: float  # regions adding up to more of the photo than this: the photo is searched whole
+
+
+@dataclass(frozen=True, slots=True)
+class CubeLevels:
+    """The levels of cubes.py's rules (what each means: the rule's docstring there)."""
+
+    cube_near: float
+    side_sure: float
+    sure_tie: float
+    same_cube_reach: float
+    same_die: float
+    ten_covered: float
+    same_face_reach: float
+    lowered_side: float
+    lowered_same_die: float
+    faint_side: float
+    faint_pair: float
+    unsure_face: float
+    unsure_side: float
+    unsure_pair: float
+    unsure_same_die: float
+    doubt_side: float
+    doubt_pair: float
+    doubt_same_die: float
+
+
+@dataclass(frozen=True, slots=True)
+class MissedTopLevels:
+    """Where a missed top face is looked for beyond a kept box (top_faces.py)."""
+
+    missed_heat: float  # the weakest heat of a peak looked at again
+    missed_reach: tuple[float, float]  # how far (in the kept box's size) the peak's centre lies from the box's
+    missed_away: float  # how nearly away from the camera (a cosine) it lies
+    missed_same_box: float  # a peak this close (in a read box's size) to a read box's centre is that box
+    missed_candidates: int  # the most peaks looked at
+
+
+@dataclass(frozen=True, slots=True)
 class Tuning:
     """The levels the pipeline decides with (pipeline.py) and those its doubts flag from."""
 
     detection_sure: float  # a box the detector scores lower is flagged
     face_sure: float  # a box the face head rates lower is flagged
     unusual_light_sure: float  # under an unusual or untold light a die is flagged under this confidence
+    pipeline: PipelineLevels
+    read: ReadLevels
     search: SearchLevels
+    regions: RegionLevels
+    cubes: CubeLevels
+    missed_tops: MissedTopLevels
     doubts: DoubtLevels
 
     @classmethod
@@ -77,16 +150,19 @@ class Tuning:
             raise TuningError(f"{source} is tuning version {data.get('version')!r}, this reader reads {VERSION}")
         levels = data.get("levels", {})
 
-        def value(name: str) -> float:
+        def value(name: str, kind: str) -> Any:
             try:
-                return float(levels[name]["value"])
+                return _LEVEL_KINDS[kind](levels[name]["value"])
             except (KeyError, TypeError, ValueError):
-                raise TuningError(f"{source} has no level {name} (a number under levels.{name}.value)") from None
+                raise TuningError(f"{source} has no level {name} ({kind} under levels.{name}.value)") from None
 
-        own = {f.name: value(f.name) for f in fields(cls) if f.name not in ("search", "doubts")}
-        search = SearchLevels(**{f.name: value(f.name) for f in fields(SearchLevels)})
-        doubts = DoubtLevels(**{f.name: value(f.name) for f in fields(DoubtLevels)})
-        return cls(**own, search=search, doubts=doubts)
+        def group(kind: type) -> Any:
+            return kind(**{f.name: value(f.name, str(f.type)) for f in fields(kind)})
+
+        own = {f.name: value(f.name, str(f.type)) for f in fields(cls) if f.name not in _GROUPS}
+        pipeline = {f.name: value(f.name, str(f.type)) for f in fields(PipelineLevels) if f.name != "decoding"}
+        return cls(**own, pipeline=PipelineLevels(**pipeline, decoding=group(DecodeSettings)),
+                   **{name: group(kind) for name, kind in _GROUPS.items() if name != "pipeline"})
 
     @classmethod
     def load(cls, folder: Path) -> Tuning:
@@ -95,6 +171,34 @@ class Tuning:
         if not path.is_file():
             return shipped_tuning()
         return cls.from_json(json.loads(path.read_text("utf-8")), str(path))
+
+
+_GROUPS: dict[str, type] = {"pipeline": PipelineLevels, "read": ReadLevels, "search": SearchLevels,
+                            "regions": RegionLevels, "cubes": CubeLevels, "missed_tops": MissedTopLevels,
+                            "doubts": DoubtLevels}
+
+
+def _band(v: Any) -> tuple[float, float]:
+    low, high = (float(x) for x in v)
+    return (low, high)
+
+
+def _optional(read: Any) -> Any:
+    return lambda v: None if v is None else read(v)
+
+
+def _whole(v: Any) -> int:
+    if float(v) != int(v):
+        raise ValueError(v)
+    return int(v)
+
+
+# How a level of each type is read from the file (the dataclasses' field types, as written there).
+_LEVEL_KINDS: dict[str, Any] = {
+    "float": float, "int": _whole, "float | None": _optional(float), "int | None": _optional(_whole),
+    "tuple[float, float]": _band, "tuple[float, float] | None": _optional(_band),
+    "tuple[tuple[float, float], ...]": lambda v: tuple(_band(b) for b in v),
+}
 
 
 @functools.cache
