@@ -8,7 +8,7 @@ import pytest
 
 from companion.dice import parse_face
 from companion.rules import best_score
-from training.evaluate import ImageResult, Match, colour_swapped, main, summarise
+from training.evaluate import CARD_HEADER, ImageResult, Match, card_row, colour_swapped, main, summarise
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
 
@@ -80,6 +80,18 @@ def test_summary_counts_misses_against_recall_and_extras_against_precision():
     assert s["photos_all_right"] == 0.0
     assert s["photos_nothing_silently_wrong"] == 0.5
     assert s["acc_unflagged"] == 1.0
+
+
+def test_needless_flags_are_the_right_dice_flagged_and_the_card_row_shows_each_column():
+    results = [ImageResult(None, [_match("3r", "3r", uncertain=True), _match("5g", "5g"), _match("7b", "1b", uncertain=True),
+                                  _match("Wo", None)]),
+               ImageResult(None, [_match("2o", "2o"), _match("9g", "9g", uncertain=True)], false_positives=1)]
+    s = summarise(results)
+    assert s["right_flagged"] == pytest.approx(2 / 4)  # of 3r, 5g, 2o and 9g: 3r and 9g; the misread 1b is no needless flag
+    row = card_row("data/stress_dark_calib", s).split(" | ")
+    assert len(row) == CARD_HEADER.splitlines()[0].count("|") - 1
+    assert row[1:4] == ["choose", "2", "0.000"] and row[-2] == "50.0%"
+    assert card_row("data/val", summarise([ImageResult(None, [_match("3r", "3r")])])).split(" | ")[7:9] == ["-", "0.0%"]
 
 
 def _labelled_copy(tmp_path: Path, n: int, wrong_label: bool) -> Path:
