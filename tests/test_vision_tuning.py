@@ -64,3 +64,14 @@ def test_a_models_folder_with_its_own_levels_flags_by_them(tmp_path: Path):
     assert not unflagged.uncertain  # as with the doubt switched off
     (off,) = on_no_die(read_image(photo, load_models(), ReadSettings(disabled_doubts=frozenset({"cut_boxes"}))), photo)
     assert not off.uncertain
+
+
+def test_settings_leave_the_run_time_levels_to_the_tuning_unless_given():
+    from dataclasses import replace
+
+    tuning = shipped_tuning()
+    assert ReadSettings().levels(tuning) == tuning.pipeline
+    given = ReadSettings(reader_sure=1.0, dark_face_threshold=None, mirror_band=None)
+    assert given.levels(tuning) == replace(tuning.pipeline, reader_sure=1.0, dark_face_threshold=None, mirror_band=None)
+    other = replace(tuning, pipeline=replace(tuning.pipeline, faint_heat=0.2))
+    assert ReadSettings().levels(other).faint_heat == 0.2 and given.levels(other).faint_heat == 0.2
