@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/bench_checks.py                         # the sample photos
     .venv/bin/python benchmarks/bench_checks.py --set data/checks_val   # a generated set
-    (make one with: .venv/bin/python -m training.synth --out data/checks_val --count 150 --seed 9101 --split val)
+    (made with: .venv/bin/python -m training.synth --out data/checks_val --count 100 --seed 9101 --split val;
+     and data/checks_val2: --count 300 --seed 9201)
 
 Each labelled photo is read by the shipped reader (as the server reads an upload). The read
 dice are matched to the true dice (a read die whose box centre lies in a true die's box); a
@@ -11,10 +12,10 @@ phase 1..10 as the phase being played, two ways of asking are compared:
 
 - every flagged die: each die the reader doubts is asked (and the player puts it right);
 - where it matters: only the doubts the rules engine says could change the phase's outcome or
-  score (companion/rules/doubts.py, as the page asks the server), each die with its own doubt
-  and runner-up (without one, every face the set prints, and for a doubt of no kind no die
-  at all); one at a time, as the page asks, weighed again after each answer that changes a
-  die.
+  score (companion/rules/doubts.py, as the page asks the server), each die with its own doubt,
+  runner-up and confidence, weighed against every reading the doubt leaves plausible (and
+  several dice read wrong at once where that could make a missed phase); one at a time, as
+  the page asks, weighed again after each answer.
 
 Dice the photo missed are added by the player first in both (the page asks for them before
 Confirm). A turn is "scored wrong" when its final dice give another outcome or score than the
@@ -63,8 +64,8 @@ def match(photo, reading) -> tuple[list[Read], list[Face]]:
             free.discard(hit)
         flagged = die.get("uncertain") or die.get("doubt")
         runner = die.get("runner_up")
-        doubt = Doubt(i, die.get("doubt"),
-                      face_of(runner["value"], runner["color"]) if runner else None) if flagged else None
+        doubt = Doubt(i, die.get("doubt"), face_of(runner["value"], runner["color"]) if runner else None,
+                      die.get("confidence")) if flagged else None
         reads.append(Read(face_of(die["value"], die["color"]), truths[hit] if hit is not None else None, doubt))
     reads = reads[:MAX_DICE]  # the page takes at most the set's dice from a reading
     return reads, [truths[j] for j in sorted(free)][:MAX_DICE - len(reads)]
@@ -79,7 +80,7 @@ def verdict(phase: int, faces: list[Face]) -> tuple[bool, int | None]:
 
 def turn(phase: int, reads: list[Read], missed: list[Face], policy: str) -> tuple[int, bool, int]:
     """(dice asked, scored wrong, needed checks not asked) for one photo played at `phase`."""
-    doubts = [Doubt(i, r.doubt.kind, r.doubt.runner_up) for i, r in enumerate(reads) if r.doubt]
+    doubts = [Doubt(i, r.doubt.kind, r.doubt.runner_up, r.doubt.confidence) for i, r in enumerate(reads) if r.doubt]
     if policy == "all":
         asked = {d.index for d in doubts}
     else:
@@ -107,7 +108,7 @@ def ask_as_the_page_does(phase: int, reads: list[Read], missed: list[Face], doub
         kept = [i for i, f in enumerate(current) if f is not None]  # the page's dice, in order
         faces = [current[i] for i in kept] + missed
         position = {i: k for k, i in enumerate(kept)}
-        open_doubts = [Doubt(position[d.index], d.kind, d.runner_up) for d in doubts
+        open_doubts = [Doubt(position[d.index], d.kind, d.runner_up, d.confidence) for d in doubts
                        if d.index not in asked and d.index in position]
         matters = doubts_that_matter(phase, faces, open_doubts) if faces else []
         first = next((kept[d.index] for d, m in zip(open_doubts, matters) if m), None)

@@ -203,7 +203,7 @@ class DiceSet:
                     raise DiceError(f"die {die.id} has no face {token.face.token}")
                 out.append([ids.index(die.id)])
             else:
-                found = [i for i, d in enumerate(self.dice) if d.has_face(token.face)]
+                found = list(_carriers(self).get(token.face, ()))
                 if not found:
                     raise DiceError(f"no die of the set has the face {token.face.token}")
                 out.append(found)
@@ -223,12 +223,38 @@ class DiceSet:
             tokens = " ".join((t if isinstance(t, DieToken) else DieToken(t)).token for t in shown)
             raise DiceError(f"these faces cannot all be showing at once on the set's dice: {tokens}")
 
+    def can_show(self, shown: "Iterable[DieToken | Face]") -> bool:
+        """Whether the set can show these faces at once, each on a die of its own (check_shown's test)."""
+        try:
+            return _one_die_each(self.candidates(shown))
+        except DiceError:  # a face no die prints, or a named die that lacks it
+            return False
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "DiceSet":
         dice = tuple(
             Die(d["id"], d["kind"], tuple(parse_face(t) for t in d["faces"])) for d in data["dice"]
         )
         return cls(data.get("name", "dice"), dice)
+
+
+_CARRIERS: dict[int, tuple[DiceSet, dict[Face, tuple[int, ...]]]] = {}
+
+
+def _carriers(dice_set: DiceSet) -> dict[Face, tuple[int, ...]]:
+    """Per face, the indices of the set's dice that print it, kept per set object (a roll is
+    checked often: the doubts weigh many; hashing a whole set each time costs more)."""
+    kept = _CARRIERS.get(id(dice_set))
+    if kept is not None and kept[0] is dice_set:
+        return kept[1]
+    out: dict[Face, tuple[int, ...]] = {}
+    for i, die in enumerate(dice_set.dice):
+        for face in dict.fromkeys(die.faces):
+            out[face] = out.get(face, ()) + (i,)
+    if len(_CARRIERS) > 64:
+        _CARRIERS.clear()
+    _CARRIERS[id(dice_set)] = (dice_set, out)
+    return out
 
 
 def _one_die_each(options: list[list[int]]) -> bool:

@@ -174,20 +174,21 @@ def test_only_the_doubts_that_could_change_the_result_are_asked(page):
     # s00 reads Wb 1b 10r Wb 10b 10g 6o 5b 2o 10o: Phase 1 made with 10r 10b 10g and Wb Wb 10o, 40.
     doubts_in_reading(page, {
         4: {"doubt": "color", "runner_up": {"value": 10, "color": "green"}},  # colour: not in phase 1
-        6: {"doubt": "die", "runner_up": None},  # 6o is not used: without it, the same 40
-        7: {"doubt": "value", "runner_up": {"value": 3, "color": "blue"}},  # 5b or 3b: unused either way
+        6: {"doubt": "die", "runner_up": None, "confidence": 1.0},  # sure of 6o, unused: without it, the same 40
+        8: {"doubt": "value", "runner_up": {"value": 3, "color": "orange"}},  # 2o's die prints no other orange
+        7: {"doubt": "value", "runner_up": {"value": 3, "color": "blue"}},  # 3b is unused, but 6b would score 42
         2: {"doubt": "value", "runner_up": {"value": 9, "color": "red"}},  # 10r or 9r: 40 or 39
     })
     take_photo(page, SAMPLES / "s00_white_10.jpg")
     expect(page.locator("#verdict")).to_contain_text("40")
-    expect(page.locator("#dice .chip.uncertain")).to_have_count(1)
-    expect(page.locator("#dice .chip.uncertain")).to_have_attribute("data-index", "2")
+    expect(page.locator("#dice .chip.uncertain")).to_have_count(2)
+    assert page.locator("#dice .chip.uncertain").evaluate_all("cs => cs.map(c => c.dataset.index)") == ["2", "7"]
     expect(page.locator("#dice .chip.doubted")).to_have_count(3)  # shown quietly
     expect(page.locator("#dice .chip.doubted .q")).to_have_count(0)
-    expect(page.locator("#photo-note")).to_contain_text("10 dice read, 1 to check")
+    expect(page.locator("#photo-note")).to_contain_text("10 dice read, 2 to check")
     expect(page.locator("#bar-question")).to_contain_text("Die 3: is it 10 red?")
     expect(page.locator("#confirm")).to_be_hidden()
-    assert answer_checks(page) == 1
+    assert answer_checks(page) == 2
     expect(page.locator("#confirm")).to_be_visible()
 
 

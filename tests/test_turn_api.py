@@ -12,6 +12,7 @@ import pytest
 
 from companion.cli import main as companion
 from companion.dice import parse_face, parse_faces
+from companion.rules import evaluate
 from companion.rules.doubts import Doubt, doubts_that_matter
 from companion.store import Store
 from test_api_photos import stored_photo
@@ -23,27 +24,58 @@ S00 = parse_faces("Wb 1b 10r Wb 10b 10g 6o 5b 2o 10o".split())  # Phase 1: 10r 1
 # --- which doubts matter: the core ------------------------------------------------------------
 
 @pytest.mark.parametrize("doubt, matters", [
-    (Doubt(4, "color", parse_face("10g")), False),  # a colour outside the colour phase
-    (Doubt(6, "die", None), False),  # 6o is not used: without it, the same 40
-    (Doubt(7, "value", parse_face("3b")), False),  # 5b or 3b: unused either way
-    (Doubt(7, "value", parse_face("6b")), True),  # 6b with 6o and a wild: a set of 6s, 42
+    (Doubt(4, "color", parse_face("10g")), False),  # a colour outside the colour phase: 10 in any colour
+    (Doubt(6, "die", None, 1.0), False),  # sure of 6o, unsure it is a die: without it, the same 40
+    (Doubt(6, "die", None, 0.9), True),  # a side face maybe: its die could show a 10, two sets of 10s
+    (Doubt(8, "value", parse_face("3o")), False),  # 2o's die prints no other orange face; the others' are taken
+    (Doubt(7, "value", parse_face("3b")), True),  # runner-up 3b is unused, but 5b as 6b makes 6 6 W: 42
     (Doubt(2, "value", parse_face("9r")), True),  # 10r or 9r: 40 or 39
-    (Doubt(2, "value", None), True),  # no runner-up: every face the set prints is tried
-    (Doubt(2, "die", None), True),  # without 10r: 10b 10g 10o + ... scores otherwise
+    (Doubt(2, "value", None), True),  # no runner-up: every red face is tried
+    (Doubt(2, "die", None, 1.0), True),  # without 10r: 10b 10g 10o + ... scores otherwise
     (Doubt(6, None, None), True),  # kind not said: 6o as a 10 would give a better set
 ])
-def test_a_doubt_matters_when_the_other_reading_changes_the_outcome_or_score(doubt, matters):
+def test_a_doubt_matters_when_a_plausible_other_reading_changes_the_outcome_or_score(doubt, matters):
     assert doubts_that_matter(1, S00, [doubt]) == [matters]
 
 
-def test_a_miss_that_only_several_misread_dice_could_make_asks_each_of_them():
-    # Phase 4, a run of 7: read 3 9 7 1 1 8 10 7 3, the true 5 4 6 of dice 6-8 make 3..9.
+def play_checks(phase: int, read: list[str], truth: list[str], doubts: list[Doubt]) -> tuple[list[int], list[str]]:
+    """The page's way through the checks: ask the first die that matters, the player puts it
+    right (the true face), weigh the rest again. The dice asked and the dice confirmed."""
+    dice, asked = list(read), []
+    while True:
+        open_doubts = [d for d in doubts if d.index not in asked]
+        ask = [d.index for d, m in zip(open_doubts, doubts_that_matter(phase, parse_faces(dice), open_doubts)) if m]
+        if not ask:
+            return asked, dice
+        asked.append(ask[0])
+        dice[ask[0]] = truth[ask[0]]
+
+
+def test_several_dice_read_wrong_at_once_are_asked_until_the_turn_scores_as_the_true_dice():
+    # A generated photo (training.synth, seed 9201, photo 78) played as Phase 4, a run of 7: the
+    # reader doubts six dice, three of them wrong (10o is 5o, 7g is 4g, 3o is 6o), and none of
+    # their runner-ups is the true face: read as it is, the run is missed; truly it is made.
+    read = "3b 9b 7o 1o 1r 8o 10o 7g 3o".split()
+    truth = "3b 9b 7o 1o 1r 8o 5o 4g 6o".split()
+    doubts = [Doubt(2, "value", parse_face("Wo"), 0.26), Doubt(4, "value", parse_face("7r"), 0.5486),
+              Doubt(5, "value", parse_face("Wo"), 0.1917), Doubt(6, "value", parse_face("7o"), 0.2788),
+              Doubt(7, "value", parse_face("3g"), 0.0936), Doubt(8, "die", parse_face("2o"), 0.2403)]
+    asked, confirmed = play_checks(4, read, truth, doubts)
+    assert {6, 7, 8} <= set(asked)
+    assert evaluate(4, parse_faces(confirmed)) == evaluate(4, parse_faces(truth))
+    assert not evaluate(4, parse_faces(read)).complete
+
+
+def test_a_miss_that_only_several_misread_dice_could_make_asks_the_dice_of_such_a_group():
+    # Phase 4, a run of 7: read 3 9 7 1 1 8 10 7 3; three dice read otherwise make 3..9 (1r, 10o
+    # and 7g, say); 8o is in no such smallest group: the run has its 8 already.
     faces = parse_faces("3b 9b 7o 1o 1r 8o 10o 7g 3o".split())
     doubts = [Doubt(i, None, None) for i in (2, 4, 5, 6, 7, 8)]
-    assert doubts_that_matter(4, faces, doubts) == [True] * 6
-    # with runner-ups that cannot fill the run together, nothing is asked
-    runners = [Doubt(i, "value", parse_face("1g")) for i in (6, 7, 8)]
-    assert doubts_that_matter(4, faces, runners) == [False] * 3
+    assert doubts_that_matter(4, faces, doubts) == [True, True, False, True, True, True]
+    # dice the reader is sure of (0.95 each): all three wrong at once is too unlikely to ask
+    sure = [Doubt(i, "value", parse_face("1g"), 0.95) for i in (6, 7, 8)]
+    assert doubts_that_matter(4, faces, sure) == [False] * 3
+    assert doubts_that_matter(4, faces, [Doubt(i, "value", parse_face("1g"), 0.6) for i in (6, 7, 8)]) == [True] * 3
 
 
 def test_a_miss_no_doubted_die_can_turn_asks_nothing():
@@ -65,6 +97,8 @@ def test_a_doubt_about_a_die_not_sent_is_refused():
         doubts_that_matter(1, S00, [Doubt(10, "value", None)])
     with pytest.raises(ValueError):
         Doubt(0, "shape", None)
+    with pytest.raises(ValueError):
+        Doubt(0, "value", None, 1.5)
 
 
 # --- /api/evaluate: ask and roll ----------------------------------------------------------------
@@ -76,6 +110,11 @@ def test_evaluate_says_which_doubts_to_ask_and_whether_the_roll_can_be_shown(cli
               {"index": 6, "doubt": None, "runner_up": None}]  # no kind, no runner-up: every other reading
     answer = client.post("/api/evaluate", json={"phase": 1, "dice": dice, "doubts": doubts}).json
     assert (answer["score"], answer["ask"]) == (40, [2, 6])
+    # the reader's confidence goes with the doubt: sure of the face 6o, only whether it is a die
+    doubts[2] = {"index": 6, "doubt": "die", "runner_up": None, "confidence": 1}
+    assert client.post("/api/evaluate", json={"phase": 1, "dice": dice, "doubts": doubts}).json["ask"] == [2]
+    doubts[2]["confidence"] = 0.9
+    assert client.post("/api/evaluate", json={"phase": 1, "dice": dice, "doubts": doubts}).json["ask"] == [2, 6]
     assert answer["roll"] == {"possible": True, "reason": None}
     five_wilds = client.post("/api/evaluate", json={"phase": 1, "dice": ["Wr", "Wo", "Wg", "Wb", "Wr"]}).json
     assert five_wilds["roll"]["possible"] is False and "cannot all be showing" in five_wilds["roll"]["reason"]
@@ -86,6 +125,7 @@ def test_evaluate_says_which_doubts_to_ask_and_whether_the_roll_can_be_shown(cli
     [{"index": 0, "doubt": "shape"}],
     [{"index": 0, "doubt": "value", "runner_up": {"value": 11, "color": "red"}}],
     [{"index": 0, "doubt": "value", "runner_up": "7r"}],
+    [{"index": 0, "doubt": "value", "confidence": 1.5}],
     "7r",
 ])
 def test_bad_doubts_are_refused_with_a_reason(client, doubts):

@@ -84,6 +84,8 @@ class Doubt(Body):
         default=None, description="what the reader doubts most; null: not said (any other reading, or no die)")
     runner_up: RunnerUp | None = Field(default=None, description="the next-best reading; null: not said "
                                                                  "(every face the set prints is tried)")
+    confidence: Annotated[float, Field(ge=0, le=1)] | None = Field(
+        default=None, description="the reading's confidence in the face read (its `confidence`); null: not said")
 
 
 class EvaluateBody(Body):
@@ -92,7 +94,7 @@ class EvaluateBody(Body):
     rules: Rules = None
     doubts: list[Doubt] | None = Field(
         default=None, max_length=MAX_DICE,
-        description="the reader's doubts about the dice sent: {index, doubt, runner_up}, each index one of the dice")
+        description="the reader's doubts about the dice sent: {index, doubt, runner_up, confidence}, each index one of the dice")
 
 
 class AdviseBody(Body):

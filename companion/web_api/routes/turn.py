@@ -35,7 +35,8 @@ def _doubt(doubt, count: int) -> Doubt:
     if doubt.index >= count:
         raise ApiError(400, f"\"doubts\" name die {doubt.index}, but {count} dice were sent (0..{count - 1})")
     runner = doubt.runner_up
-    return Doubt(doubt.index, doubt.doubt, None if runner is None else parse_face(f"{runner.value}{runner.color}"))
+    return Doubt(doubt.index, doubt.doubt, None if runner is None else parse_face(f"{runner.value}{runner.color}"),
+                 doubt.confidence)
 
 
 def _roll(tokens: list[str]) -> dict:

@@ -418,15 +418,15 @@ class TurnView {
     if (serial === this.evalSerial) this.drawDraft();
   }
 
-  // The reader's doubts about the dice not yet checked, as the server weighs them (a doubt
-  // without its kind is about the value; without a runner-up it is always asked).
+  // The reader's doubts about the dice not yet checked, as the server weighs them: each with
+  // what it doubts, its runner-up and the reader's confidence (companion/rules/doubts.py).
   doubts() {
     const d = this.draft;
     if (!d.photo) return [];
     return d.dice.map((die, index) => {
       const read = die.source !== null ? d.photo.reading.dice[die.source] : null;
       if (!read || die.checked || !(die.uncertain || read.doubt)) return null;
-      return { index, doubt: read.doubt || null, runner_up: read.runner_up || null };
+      return { index, doubt: read.doubt || null, runner_up: read.runner_up || null, confidence: read.confidence ?? null };
     }).filter((x) => x);
   }
 
