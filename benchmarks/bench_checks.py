@@ -6,8 +6,9 @@
      and data/checks_val2: --count 300 --seed 9201)
 
 Each labelled photo is read by the shipped reader (as the server reads an upload). The read
-dice are matched to the true dice (a read die whose box centre lies in a true die's box); a
-true die left unmatched was missed, a read die left unmatched is not a die. Then, for every
+dice are matched to the true dice (a read die whose box centre lies in a true die's box, the
+nearest true centre where boxes cross); a true die left unmatched was missed, a read die left
+unmatched is not a die. Then, for every
 phase 1..10 as the phase being played, two ways of asking are compared:
 
 - every flagged die: each die the reader doubts is asked (and the player puts it right);
@@ -58,8 +59,10 @@ def match(photo, reading) -> tuple[list[Read], list[Face]]:
     for i, die in enumerate(reading["dice"]):
         x0, y0, x1, y1 = die["box"]
         cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
-        hit = next((j for j in sorted(free) if photo.dice[j].box[0] <= cx <= photo.dice[j].box[2]
-                    and photo.dice[j].box[1] <= cy <= photo.dice[j].box[3]), None)
+        inside = [j for j in sorted(free) if photo.dice[j].box[0] <= cx <= photo.dice[j].box[2]
+                  and photo.dice[j].box[1] <= cy <= photo.dice[j].box[3]]
+        # of true boxes that cross (a die beside a part-hidden one), the one whose centre is nearest
+        hit = min(inside, key=lambda j: _distance(photo.dice[j].box, cx, cy), default=None)
         if hit is not None:
             free.discard(hit)
         flagged = die.get("uncertain") or die.get("doubt")
@@ -69,6 +72,10 @@ def match(photo, reading) -> tuple[list[Read], list[Face]]:
         reads.append(Read(face_of(die["value"], die["color"]), truths[hit] if hit is not None else None, doubt))
     reads = reads[:MAX_DICE]  # the page takes at most the set's dice from a reading
     return reads, [truths[j] for j in sorted(free)][:MAX_DICE - len(reads)]
+
+
+def _distance(box, x: float, y: float) -> float:
+    return ((box[0] + box[2]) / 2 - x) ** 2 + ((box[1] + box[3]) / 2 - y) ** 2
 
 
 def verdict(phase: int, faces: list[Face]) -> tuple[bool, int | None]:
