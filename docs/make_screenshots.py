@@ -47,6 +47,12 @@ TURN_DICE = ["6o", "6b", "Wr", "1g", "2b", "3r", "6r", "9r", "10g", "8r"]  # Cy,
 ADVICE_DICE = ["1b", "2b", "3r", "Wr", "5r", "6r", "7r", "8r", "9r", "10g"]  # roll 1 of Phase 1 (docs/advisor.md)
 
 
+def scored(page) -> None:
+    """Wait for the server's verdict on the dice shown (a shot of "Scoring…" shows nothing)."""
+    page.wait_for_function("() => { const v = document.querySelector('#verdict');"
+                           " return v && v.textContent.trim() && v.textContent !== 'Scoring…'; }")
+
+
 def post(base: str, path: str, body: dict) -> dict:
     request = urllib.request.Request(base + path, data=json.dumps(body).encode(), method="POST",
                                      headers={"Content-Type": "application/json"})
@@ -111,11 +117,12 @@ def shoot(page, base: str, game: dict, solo: dict, race: dict, size: str) -> Non
     page.wait_for_selector("#current-player")
     page.check("input[name=roll][value='3']")  # the final dice: no roll advice on this screen
     add_dice(page, TURN_DICE)
-    page.wait_for_selector("#verdict")
+    scored(page)
     page.click("#dice .chip[data-index='9']")  # the picker, correcting the last die
     page.wait_for_selector("#picker[open]")
     page.screenshot(path=OUT / f"{size}-picker.png")
     page.click("#picker [data-act=cancel]")
+    scored(page)
     page.screenshot(path=OUT / f"{size}-turn.png")
     if size == "phone":
         page.evaluate("window.scrollTo(0, document.querySelector('.pad').offsetTop - 60)")
