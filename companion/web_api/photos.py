@@ -76,6 +76,20 @@ def frame_settings(settings: ReadSettings) -> ReadSettings:
                                reader_turns=2, joint_colour=False)
 
 
+def frame_shows_hand(data: bytes, reading: Reading) -> bool:
+    """Whether a hand is in a live view's frame, beside the dice its reading found (the page
+    takes no photo while one is)."""
+    import cv2
+    import numpy as np
+
+    from companion.vision.hand import hand_in_view
+
+    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    if image is None:  # the reader decoded it; OpenCV could not: no evidence of a hand
+        return False
+    return hand_in_view(image, [die.box for die in reading.dice], reading.width / image.shape[1])
+
+
 def check_image(data: bytes) -> None:
     """Refuse what is plainly not an image, or would cost too much to decode, before any
     model is loaded (reads the header only)."""
@@ -135,7 +149,8 @@ def uploaded_photo(limit: int = MAX_PHOTO_BYTES) -> tuple[bytes, str]:
     data = upload.read(limit + 1)
     if len(data) > limit:
         if limit < MAX_PHOTO_BYTES:
-            raise ApiError(413, f"A live view's frame may be at most {limit // 1024} KB. Nothing was changed.")
+            raise ApiError(413, f"A live view's frame (or the photo it holds) may be at most {limit // 1024} KB. "
+                                "Nothing was changed.")
         raise RequestEntityTooLarge()
     if not data:
         raise ApiError(422, "The photo is empty. Nothing was changed.")

@@ -23,7 +23,7 @@ export class LiveView {
     this.capture = null; // ImageCapture, where the browser has it
     this.timer = null;
     this.inFlight = false;
-    this.history = []; // the last frames read: {reading, motion (the most since the frame before)}
+    this.history = []; // the last frames read: {reading, motion (the most since the frame before), hand (one in view)}
     this.previousThumb = null;
     this.motionSinceSent = Infinity;
     this.changed = true; // the view changed since the last frame read: it may be settling
@@ -123,11 +123,11 @@ export class LiveView {
     this.motionSinceSent = 0;
     try {
       const blob = await new Promise((resolve) => canvas.toBlob(resolve, "image/jpeg", FRAME_QUALITY));
-      const reading = await postFrame(this.options.gameId, blob);
+      const { reading, hand } = await postFrame(this.options.gameId, blob);
       if (!this.stream || this.taking) return;
       this.frames += 1;
       this.box.dataset.frames = String(this.frames);
-      this.history = [...this.history, { reading, motion }].slice(-4);
+      this.history = [...this.history, { reading, motion, hand }].slice(-4);
       this.draw(reading);
       this.decide();
     } catch (err) {
@@ -287,7 +287,7 @@ async function postFrame(gameId, blob) {
   const response = await fetch(`/api/games/${encodeURIComponent(gameId)}/frames`, { method: "POST", body: data });
   const body = await response.json().catch(() => null);
   if (!response.ok) throw new Error(body && body.error ? body.error : `The server answered ${response.status}.`);
-  return body.reading;
+  return { reading: body.reading, hand: !!body.hand };
 }
 
 function liveHtml(info) {

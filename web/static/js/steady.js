@@ -1,5 +1,5 @@
-// When the live view may take the photo by itself: the dice still, all of them in view and
-// none cut by the frame's edge, read the same (same dice, same places, same values) in the
+// When the live view may take the photo by itself: the dice still, no hand in view, all of them
+// in view and none cut by the frame's edge, read the same (same dice, same places, same values) in the
 // last two frames. Pure functions of the frames' readings and motion; no DOM.
 
 export const STILL_LEVEL = 2.5; // mean grey change per pixel (0-255) of the view's 64-px copy under which it is still
@@ -7,13 +7,14 @@ const MOVED_LEVEL = 6; // ... over which the dice were touched: a new roll may b
 const SAME_PLACE = 0.04; // a die stays in its place: its centre moves less than this share of the frame's long side
 const EDGE = 0.01; // a box this near the frame's edge (share of its side) is cut by it
 
-// `history`: the last frames, oldest first, each {reading, motion}; `expected`: the dice that
+// `history`: the last frames, oldest first, each {reading, motion, hand}; `expected`: the dice that
 // should be in view. Returns {state, message}: state "steady" when the photo may be taken.
 export function steadyAdvice(history, expected) {
   const latest = history[history.length - 1];
   if (!latest) return { state: "none", message: "Point the camera at the dice." };
   const dice = latest.reading.dice;
   const n = dice.length;
+  if (latest.hand) return { state: "hand", message: "a hand is in view — take it away to take the photo" };
   if (!n) return { state: "none", message: "No dice in view: point the camera at the dice." };
   if (dice.some((die) => cutByEdge(die.box, latest.reading))) {
     return { state: "cut", message: `${countText(n, expected)}, one cut by the edge — move back a little` };
