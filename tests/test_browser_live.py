@@ -67,6 +67,8 @@ def test_still_dice_are_taken_and_read_with_no_tap_and_the_view_stays_for_the_ne
     expect(page.locator("#photo")).to_be_visible()
     assert page.locator("#camera").get_attribute("data-last-capture") == "steady"
     assert page.locator("#camera").get_attribute("data-captures") == "1"
+    # the photo read in full while the next frame showed the dice lay still, kept: not read again
+    assert page.locator("#camera").get_attribute("data-source") == "held photo"
     expect(page.locator("#live-overlay .live-die")).to_have_count(10)  # what it sees, drawn over it
     # The dice lie as they were: the same roll is not taken again.
     wait_for_frames(page, frames_read(page) + 3)

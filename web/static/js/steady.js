@@ -24,7 +24,7 @@ export function steadyAdvice(history, expected) {
     return { state: "many", message: `${n} dice in view, ${expected} expected — move the dice set aside out of view` };
   }
   const before = history[history.length - 2];
-  if (!before || latest.motion > STILL_LEVEL || !sameDice(before.reading, latest.reading)) {
+  if (!before || before.hand || latest.motion > STILL_LEVEL || !sameDice(before.reading, latest.reading)) {
     return { state: "moving", message: `${countText(n, expected)} — hold still` };
   }
   return { state: "steady", message: `${countText(n, expected)} — still` };
@@ -37,14 +37,14 @@ export function moved(motion) {
 
 // The same dice in the same places with the same values (where the reader is sure of both: an
 // unsure die's reading may flicker from frame to frame; the photo's reading decides it).
+// The two readings may be of the same view at different sizes (a frame, the photo held).
 export function sameDice(a, b) {
   if (a.dice.length !== b.dice.length) return false;
-  const near = SAME_PLACE * Math.max(b.width, b.height);
   const left = [...a.dice];
   const sameValue = (x, y) => x.token === y.token || x.uncertain || y.uncertain;
   return b.dice.every((die) => {
-    const [cx, cy] = centre(die.box);
-    const i = left.findIndex((other) => sameValue(other, die) && Math.hypot(...minus(centre(other.box), [cx, cy])) < near);
+    const here = centre(die.box, b);
+    const i = left.findIndex((other) => sameValue(other, die) && Math.hypot(...minus(centre(other.box, a), here)) < SAME_PLACE);
     if (i < 0) return false;
     left.splice(i, 1);
     return true;
@@ -57,8 +57,10 @@ function cutByEdge([x0, y0, x1, y1], { width, height }) {
   return x0 <= mx || y0 <= my || x1 >= width - mx || y1 >= height - my;
 }
 
-function centre([x0, y0, x1, y1]) {
-  return [(x0 + x1) / 2, (y0 + y1) / 2];
+// A box's centre in shares of its reading's long side.
+function centre([x0, y0, x1, y1], { width, height }) {
+  const side = Math.max(width, height);
+  return [(x0 + x1) / 2 / side, (y0 + y1) / 2 / side];
 }
 
 function minus([a, b], [c, d]) {
