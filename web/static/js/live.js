@@ -72,6 +72,7 @@ export class LiveView {
     this.box.hidden = false;
     this.box.dataset.frames = "0";
     this.box.dataset.captures = "0";
+    this.wantHeld = true; // the first look goes as the photo
     document.addEventListener("visibilitychange", this.onVisibility);
     this.say("Point the camera at the dice.");
     this.schedule(0);
