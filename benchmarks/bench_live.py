@@ -93,8 +93,10 @@ def open_view(playwright, server: Server, video: Path):
     browser = launch_with_camera(playwright, video)
     context = browser.new_context(viewport=PHONE, base_url=server.base, ignore_https_errors=True)
     page = context.new_page()
-    # Each request's path, start and end (ms), to tell where the time goes.
+    # Each request's path, start and end (ms), to tell where the time goes; and when the camera's
+    # first picture reached the page (a video's loadeddata, caught as it happens).
     page.add_init_script("""(() => {
+        document.addEventListener('loadeddata', () => { window.firstPicture ??= performance.now(); }, true);
         const plain = window.fetch.bind(window);
         window.requestTimes = [];
         window.fetch = async (url, init) => {
@@ -117,11 +119,7 @@ def open_view(playwright, server: Server, video: Path):
     page.click("#camera-open")
     page.wait_for_selector("#camera-video", state="attached")
     # The camera's first picture: from then on the dice it shows are still.
-    first = page.evaluate("""() => new Promise((done) => {
-        const video = document.querySelector('#camera-video');
-        const seen = () => video.requestVideoFrameCallback(() => done(performance.now()));
-        if (video.readyState >= 2) done(performance.now()); else video.addEventListener('loadeddata', seen, { once: true });
-    })""")
+    first = page.wait_for_function("() => window.firstPicture ?? null", timeout=TIMEOUT_MS).json_value()
     return browser, page, first
 
 
