@@ -38,3 +38,15 @@ def test_no_sample_photo_shows_a_hand(name):
     if image is None:  # WebP and PNG: OpenCV reads them too; a file it cannot read is no photo here
         pytest.skip(f"OpenCV cannot read {name}")
     assert not hand_in_view(image, boxes, width / image.shape[1])
+
+
+def test_the_hand_levels_are_the_models():
+    import dataclasses
+
+    from companion.vision.tuning import shipped_tuning
+
+    boxes, width = labelled_boxes(SAMPLE)
+    frame = sequence("still_hand", frames=1)[0]
+    never = dataclasses.replace(shipped_tuning().hand, hand_least_share=0.9)  # no hand covers this much
+    assert hand_in_view(frame, boxes, width / SIZE[0], shipped_tuning().hand)
+    assert not hand_in_view(frame, boxes, width / SIZE[0], never)

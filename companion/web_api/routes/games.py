@@ -168,7 +168,8 @@ def hold_photo(game_id: str):
     read = context.photos()(data, profile_for_game(game_id))
     reading = reading_json(read)
     token = context.held().hold(game_id, data, mime, reading)
-    return jsonify({"reading": reading, "hand": frame_shows_hand(data, read), "held": token})
+    hand = frame_shows_hand(data, read, context.photos().hand_levels())
+    return jsonify({"reading": reading, "hand": hand, "held": token})
 
 
 @bp.post("/<game_id>/held-photos/<token>")
@@ -192,5 +193,6 @@ def read_frame(game_id: str):
     data, _ = uploaded_photo(MAX_FRAME_BYTES)
     check_frame_size(data)
     reading = context.photos()(data, profile_for_game(game_id), frame=True)
-    return jsonify({"reading": reading_json(reading), "hand": frame_shows_hand(data, reading)})
+    hand = frame_shows_hand(data, reading, context.photos().hand_levels())
+    return jsonify({"reading": reading_json(reading), "hand": hand})
 
