@@ -13,8 +13,10 @@ sequence of tests/live_sequences.py (960x720, 5 frames a second, looped).
 - server CPU: the server process's CPU time (/proc) over --cpu-seconds of one phone's live view,
   as a share of one core: on the rolling sequence (nothing taken), and on the still one (taken
   once, then watched).
-- false captures: photos taken over --watch-seconds of each of the rolling, hand and cut
-  sequences, for --seeds seeds each (the camera looks 4 times a second throughout).
+- false captures: photos taken over --watch-seconds of each of the rolling, hand, still_hand and
+  cut sequences, for --seeds seeds each (the camera looks 4 times a second throughout).
+
+The load average (`uptime`) is printed at the start and the end: the figures depend on it.
 
 Timings include the reading on this machine's CPU. Prints figures; never fails.
 """
@@ -91,15 +93,17 @@ def open_view(playwright, server: Server, video: Path):
     browser = launch_with_camera(playwright, video)
     context = browser.new_context(viewport=PHONE, base_url=server.base, ignore_https_errors=True)
     page = context.new_page()
-    # Each request's path, start and end (ms), to tell where the time goes.
+    # Each request's path, start and end (ms), to tell where the time goes; and when the camera's
+    # first picture reached the page (a video's loadeddata, caught as it happens).
     page.add_init_script("""(() => {
+        document.addEventListener('loadeddata', () => { window.firstPicture ??= performance.now(); }, true);
         const plain = window.fetch.bind(window);
         window.requestTimes = [];
         window.fetch = async (url, init) => {
             const entry = { path: String(url).replace(/\\/api\\/games\\/[^/]+/, ''), start: performance.now() };
             try {
                 const response = await plain(url, init);
-                if (entry.path.endsWith('/photos')) window.photoAnswer = await response.clone().json();
+                if (/\\/photos$|\\/held-photos\\/[^/]+$/.test(entry.path)) window.photoAnswer = await response.clone().json();
                 return response;
             } finally { entry.end = performance.now(); window.requestTimes.push(entry); }
         };
@@ -115,11 +119,7 @@ def open_view(playwright, server: Server, video: Path):
     page.click("#camera-open")
     page.wait_for_selector("#camera-video", state="attached")
     # The camera's first picture: from then on the dice it shows are still.
-    first = page.evaluate("""() => new Promise((done) => {
-        const video = document.querySelector('#camera-video');
-        const seen = () => video.requestVideoFrameCallback(() => done(performance.now()));
-        if (video.readyState >= 2) done(performance.now()); else video.addEventListener('loadeddata', seen, { once: true });
-    })""")
+    first = page.wait_for_function("() => window.firstPicture ?? null", timeout=TIMEOUT_MS).json_value()
     return browser, page, first
 
 
@@ -192,6 +192,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as playwright:
         folder = Path(tmp)
         server = Server(folder)
+        print(f"load average at the start: {' '.join(f'{x:.1f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
         try:
             still = write_y4m(folder / "still.y4m", sequence("still"))
             times, right = [], []
@@ -202,7 +203,7 @@ def main() -> None:
                 print(f"  still -> chips {seconds:.2f} s ({frames} frames read), {right[-1]} dice right", flush=True)
             print(f"still dice -> chips shown: median {statistics.median(times):.2f} s, worst {max(times):.2f} s "
                   f"({args.runs} runs, 20 Mbit/s / 40 ms link)")
-            print(f"the photo taken ({SIZE[0]}x{SIZE[1]} video frame): {min(right)}-{max(right)} of 10 dice right; "
+            print(f"the photo taken (from the {SIZE[0]}x{SIZE[1]} video): {min(right)}-{max(right)} of 10 dice right; "
                   f"the same scene photographed ({SAMPLE}, read in full): {dice_right(photographed())} of 10")
 
             for name, label in (("rolling", "dice rolling"), ("still", "still dice, once taken")):
@@ -212,7 +213,7 @@ def main() -> None:
                       f"({frames} frames read in {args.cpu_seconds:.0f} s)", flush=True)
 
             false, seconds, frames_total = 0, 0.0, 0
-            for name in ("rolling", "hand", "cut"):
+            for name in ("rolling", "hand", "still_hand", "cut"):
                 for seed in range(args.seeds):
                     video = write_y4m(folder / f"{name}{seed}.y4m", sequence(name, seed=seed))
                     taken, frames, _ = watch(playwright, server, video, args.watch_seconds)
@@ -221,10 +222,11 @@ def main() -> None:
                     frames_total += frames
                     print(f"  {name} seed {seed}: {taken} taken, {frames} frames read in {args.watch_seconds:.0f} s",
                           flush=True)
-            print(f"false captures: {false} in {seconds:.0f} s of rolling, hand and cut sequences "
+            print(f"false captures: {false} in {seconds:.0f} s of rolling, hand, still-hand and cut sequences "
                   f"({args.seeds} seeds each, {frames_total} frames read)")
         finally:
             server.stop()
+            print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

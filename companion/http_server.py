@@ -4,19 +4,26 @@ cheroot (CherryPy's server, kept on its own) speaks TLS through Python's ssl mod
 the app the client's own address (the join-code throttle counts per client), holds idle
 keep-alive connections in a selector rather than a thread, and has its body and header limits.
 What it lacks is added here: its own refusals (413, 400) are JSON errors with the security
-headers every other answer has, and a live stream can ask whether its client has left.
+headers every other answer has; a live stream can ask whether its client has left; each TLS
+handshake runs on a thread of its own, not on the one that accepts (a client that connects
+and says nothing would hold up every other one); and a plain http:// request to the HTTPS
+port is sent to its https:// address rather than answered with bytes a browser cannot read.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import select
 import socket
 import ssl
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, Callable
 
+from cheroot import connections as cheroot_connections
+from cheroot import errors as cheroot_errors
 from cheroot import server as cheroot_server
 from cheroot import wsgi
 from cheroot.ssl.builtin import BuiltinSSLAdapter
@@ -30,6 +37,11 @@ log = logging.getLogger("companion.server")
 SERVER_NAME = "phase10-companion"
 MAX_HEADER_BYTES = 256 * 1024
 CONNECTION_TIMEOUT_S = 10  # a socket read or write, and a TLS handshake, at most this long
+HANDSHAKE_THREADS = 8  # TLS handshakes under way at once; more wait for a thread
+TLS_RECORD = 0x16  # the first byte of every TLS handshake (a ClientHello); HTTP starts with a letter
+PLAIN_HEAD_BYTES = 8192  # of a plain request to the HTTPS port, only the request line and Host are read
+HOST_HEADER = re.compile(r"^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$")
+TARGET = re.compile(r"^/[\x21-\x7e]*$")
 
 
 class JsonErrorRequest(cheroot_server.HTTPRequest):
@@ -96,8 +108,104 @@ def client_gone(sock: socket.socket) -> bool:
         return True
 
 
+class _HandshakingConnections(cheroot_connections.ConnectionManager):
+    """cheroot's connection manager, with each new TLS connection's handshake (or plain-HTTP
+    answer) on a handshake thread: the accepting thread only accepts."""
+
+    def __init__(self, server):
+        super().__init__(server)
+        self._handshakes = ThreadPoolExecutor(HANDSHAKE_THREADS, thread_name_prefix="tls-handshake")
+        self._pending: set[socket.socket] = set()  # sockets whose handshake is under way, woken at close
+
+    def _from_server_socket(self, server_socket):
+        if self.server.ssl_adapter is None:
+            return super()._from_server_socket(server_socket)  # type: ignore[misc]  # not in cheroot's stubs
+        try:
+            sock, addr = server_socket.accept()
+        except OSError:  # the client left before it was accepted, or the server is stopping
+            return None
+        cheroot_connections.prevent_socket_inheritance(sock)
+        sock.settimeout(self.server.timeout)
+        try:
+            self._handshakes.submit(self._handshake, sock, addr)
+        except RuntimeError:  # stopping: no more handshakes
+            sock.close()
+        return None
+
+    def _handshake(self, sock: socket.socket, addr: Any) -> None:
+        server = self.server
+        self._pending.add(sock)
+        try:
+            first = sock.recv(1, socket.MSG_PEEK)
+            if first != bytes([TLS_RECORD]):
+                if first:
+                    answer_plain_http(sock, server.protocol)
+                sock.close()
+                return
+            tls, ssl_env = server.ssl_adapter.wrap(sock)
+        except (OSError, cheroot_errors.FatalSSLAlert, cheroot_errors.NoSSLError) as exc:
+            server.error_log(f"Client {addr!s}: no TLS connection ({exc!s})")
+            sock.close()
+            return
+        finally:
+            self._pending.discard(sock)
+        tls.settimeout(server.timeout)
+        conn = server.ConnectionClass(server, tls, server.ssl_adapter.makefile)
+        conn.remote_addr, conn.remote_port = addr[0], addr[1]
+        conn.ssl_env = ssl_env
+        if server.ready:
+            server.process_conn(conn)
+        else:
+            conn.close()
+
+    def close(self):
+        self._handshakes.shutdown(wait=False, cancel_futures=True)
+        for sock in list(self._pending):  # a silent client's handshake ends now, not at its timeout
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        super().close()
+
+
+def answer_plain_http(sock: socket.socket, protocol: str) -> None:
+    """Answer a plain HTTP request sent to the HTTPS port: a GET or HEAD is redirected to the
+    same address over https:// (temporary: the same port may serve plain HTTP another day);
+    anything else is told in plain text, and nothing is done."""
+    head = b""
+    while b"\r\n\r\n" not in head and len(head) < PLAIN_HEAD_BYTES:
+        chunk = sock.recv(PLAIN_HEAD_BYTES - len(head))
+        if not chunk:
+            break
+        head += chunk
+    lines = head.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+    method, _, rest = lines[0].partition(" ")
+    target = rest.rpartition(" ")[0]
+    host = next((line.split(":", 1)[1].strip() for line in lines[1:] if line.lower().startswith("host:")), "")
+    if method in {"GET", "HEAD"} and HOST_HEADER.match(host) and TARGET.match(target):
+        location = f"https://{host}{target}"
+        status, extra = "307 Temporary Redirect", [f"Location: {location}"]
+        text = f"This scorepad speaks HTTPS only: open {location}\n"
+    else:
+        status, extra = "400 Bad Request", []
+        text = ("This scorepad speaks HTTPS only: open its address with https:// (the link or QR code "
+                "the server printed). Nothing was changed.\n")
+    body = b"" if method == "HEAD" else text.encode()
+    headers = [f"{protocol} {status}", "Content-Type: text/plain; charset=utf-8",
+               f"Content-Length: {len(text.encode())}", "Connection: close", *extra,
+               *(f"{k}: {v}" for k, v in SECURITY_HEADERS.items())]
+    sock.sendall(("\r\n".join(headers) + "\r\n\r\n").encode("latin-1") + body)
+
+
 class _Server(wsgi.Server):
     ConnectionClass = _Connection
+
+    def prepare(self):
+        super().prepare()
+        # the manager cheroot made, replaced before it ever selects: the new one takes its place
+        made: Any = getattr(self, "_connections")  # noqa: B009 - cheroot's stubs do not type it
+        made._selector.close()
+        setattr(self, "_connections", _HandshakingConnections(self))  # noqa: B010
 
     def error_log(self, msg="", level=20, traceback=False):
         # A phone that has not yet accepted the certificate drops each TLS handshake: that is

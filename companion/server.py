@@ -26,6 +26,7 @@ from companion.web_api import context, errors, guards
 from companion.web_api.broadcast import Broadcaster
 from companion.web_api.context import AppState
 from companion.web_api.games import ReplayCache
+from companion.web_api.held import HeldPhotos
 from companion.web_api.photos import PhotoReader
 from companion.web_api.routes import BLUEPRINTS
 from companion.web_api.settings import LOOPBACK_HOSTS, MAX_PHOTO_BYTES, MAX_STREAMS, ServerSettings
@@ -61,7 +62,7 @@ def create_app(db_path: str | Path, *, join_code: str | None = None, lan_hosts: 
         settings=settings, store=store, cache=ReplayCache(),
         events=Broadcaster(settings.keepalive_s, settings.max_streams, settings.disconnect_poll_s),
         photos=PhotoReader(settings.photo_reads, runtime), profiles=TableProfiles(store, runtime.reader),
-        join_throttle=JoinThrottle(settings.join_tries, settings.join_window_s))
+        join_throttle=JoinThrottle(settings.join_tries, settings.join_window_s), held=HeldPhotos())
     guards.install(app)
     errors.install(app)
     for blueprint in BLUEPRINTS:

@@ -5,6 +5,8 @@ browser tests and benchmarks/bench_live.py (which import it as ``tests.live_sequ
 - still: the ten dice lying still (the photo, every frame);
 - rolling: the dice tumbling across the table (never twice in the same place and turn);
 - hand: the still dice with a hand passing over them (somewhere in view in every frame);
+- still_hand: the still dice with a hand held still beside them, reaching in from the edge (every
+  die whole and in view);
 - cut: the still dice with the view moved so that one die is cut by the frame's edge.
 """
 
@@ -20,7 +22,7 @@ REPO = Path(__file__).resolve().parent.parent
 SAMPLE = "s01_black_10.jpg"  # ten dice, none near the photo's edge
 SIZE = (960, 720)  # the fake camera's frame: width, height
 FPS = 5
-SEQUENCES = ("still", "rolling", "hand", "cut")
+SEQUENCES = ("still", "rolling", "hand", "still_hand", "cut")
 
 
 NOISE = 1.5  # a camera's sensor noise (grey levels): no two of its frames are the same
@@ -37,6 +39,8 @@ def sequence(name: str, frames: int = 10, seed: int = 0) -> list[np.ndarray]:
     elif name == "hand":
         still = _fit(photo)
         clean = [_with_hand(still, i / max(1, frames - 1)) for i in range(frames)]
+    elif name == "still_hand":
+        clean = [_still_hand(_fit(photo))] * frames
     elif name == "cut":
         clean = [_cut_view(photo, dice)] * frames
     else:
@@ -111,10 +115,34 @@ def _with_hand(frame: np.ndarray, t: float) -> np.ndarray:
         cv2.line(mask, (cx + dx // 2, cy + dy // 3), end, 255, 44)
     cv2.line(layer, (cx + 120, cy + 40), (cx + 230, cy - 40), skin, 50)
     cv2.line(mask, (cx + 120, cy + 40), (cx + 230, cy - 40), 255, 50)
-    shade = np.linspace(0.8, 1.1, w, dtype=np.float32)[None, :, None]
+    return _laid_over(out, layer, mask)
+
+
+def _still_hand(frame: np.ndarray) -> np.ndarray:
+    """A hand resting in the view's free left part, its arm reaching in from the left edge."""
+    layer = np.zeros_like(frame)
+    mask = np.zeros(frame.shape[:2], np.uint8)
+    skin = (110, 150, 205)  # BGR
+
+    def stroke(a, b, width):
+        cv2.line(layer, a, b, skin, width)
+        cv2.line(mask, a, b, 255, width)
+
+    stroke((-40, 480), (90, 420), 90)  # the forearm
+    cv2.ellipse(layer, (120, 400), (80, 65), -10, 0, 360, skin, -1)
+    cv2.ellipse(mask, (120, 400), (80, 65), -10, 0, 360, 255, -1)
+    for n in range(4):  # fingers, relaxed towards the dice
+        stroke((165, 360 + 22 * n), (230 - 10 * abs(2 * n - 3), 350 + 26 * n), 26)
+    stroke((120, 340), (170, 300), 30)  # the thumb
+    return _laid_over(frame, layer, mask)
+
+
+def _laid_over(frame: np.ndarray, layer: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """`layer` over `frame` where `mask` is, shaded across the view and with soft edges."""
+    shade = np.linspace(0.8, 1.1, SIZE[0], dtype=np.float32)[None, :, None]
     layer = np.clip(layer.astype(np.float32) * shade, 0, 255).astype(np.uint8)
     soft = cv2.GaussianBlur(mask, (9, 9), 0).astype(np.float32)[..., None] / 255
-    return (out * (1 - soft) + layer * soft).astype(np.uint8)
+    return (frame * (1 - soft) + layer * soft).astype(np.uint8)
 
 
 def _cut_view(photo: np.ndarray, dice: list[np.ndarray]) -> np.ndarray:

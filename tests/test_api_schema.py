@@ -29,6 +29,7 @@ schema = schemathesis.openapi.from_wsgi("/api/openapi.json", APP).exclude(path="
 # not sent, a turn kept for an attempt other than the one being played.
 CROSS_FIELD_RULES = {
     "POST /api/read", "POST /api/games/{game_id}/photos", "POST /api/games/{game_id}/frames", "POST /api/advise",
+    "POST /api/games/{game_id}/held-photos",
     "POST /api/first-player", "POST /api/games", "POST /api/games/{game_id}/attempts", "POST /api/evaluate",
     "PUT /api/games/{game_id}/turn",
 }

@@ -54,15 +54,65 @@ def lan_server(request, db_path, tls_files):
 def test_the_https_server_speaks_tls_and_the_plain_one_does_not(lan_server):
     status, _, _ = ask(lan_server.scheme, lan_server.port, "GET", f"/api/info?code={CODE}")
     assert status == 200
-    if lan_server.scheme == "https":  # plain HTTP to the TLS port: refused (400 or a reset), never served
-        try:
-            status = ask("http", lan_server.port, "GET", f"/api/info?code={CODE}")[0]
-        except (ConnectionError, http.client.HTTPException):
-            status = None
-        assert status != 200
+    if lan_server.scheme == "https":  # plain HTTP to the TLS port: sent to https, never served
+        assert ask("http", lan_server.port, "GET", f"/api/info?code={CODE}")[0] == 307
     else:
         with pytest.raises(ssl.SSLError):
             ask("https", lan_server.port, "GET", f"/api/info?code={CODE}")
+
+
+@pytest.fixture
+def https_server(db_path, tls_files):
+    with LiveServer(db_path, join_code=CODE, tls=tls_files) as server:
+        yield server
+
+
+def test_a_plain_http_link_to_the_https_port_is_sent_to_its_https_address(https_server):
+    port = https_server.port
+    status, headers, body = ask("http", port, "GET", f"/?code={CODE}", {"Host": f"192.168.1.20:{port}"})
+    assert status == 307
+    assert headers["location"] == f"https://192.168.1.20:{port}/?code={CODE}"
+    assert headers["content-type"].startswith("text/plain") and b"HTTPS only" in body
+    assert headers["x-content-type-options"] == "nosniff" and headers["x-frame-options"] == "DENY"
+    # followed, the link is served
+    assert ask("https", port, "GET", f"/api/info?code={CODE}")[0] == 200
+
+
+def test_a_plain_http_request_that_changes_something_is_told_to_use_https(https_server):
+    status, headers, body = ask("http", https_server.port, "POST", "/api/games",
+                                {"Content-Type": "application/json", "X-Join-Code": CODE}, json.dumps({"players": ["Ann"]}))
+    assert status == 400 and "location" not in headers
+    assert headers["content-type"].startswith("text/plain")
+    assert b"HTTPS only" in body and b"Nothing was changed" in body
+    games = json.loads(ask("https", https_server.port, "GET", f"/api/games?code={CODE}")[2])
+    assert games["games"] == []
+
+
+def still_open(sock: socket.socket) -> bool:
+    """The server neither closed nor answered this connection (yet)."""
+    sock.setblocking(False)
+    try:
+        return sock.recv(1, socket.MSG_PEEK) != b""
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+
+
+def test_a_client_that_connects_and_says_nothing_holds_up_no_other(lan_server):
+    """A silent client, and one that stops halfway through its TLS hello, are waited for on
+    threads of their own: the next client is served while they are still connected."""
+    port = lan_server.port
+    silent = socket.create_connection(("127.0.0.1", port), timeout=30)
+    halfway = socket.create_connection(("127.0.0.1", port), timeout=30)
+    halfway.sendall(b"\x16\x03\x01\x02\x00\x01")  # a ClientHello's record header, then nothing
+    try:
+        for _ in range(3):
+            assert ask(lan_server.scheme, port, "GET", f"/api/info?code={CODE}")[0] == 200
+        assert still_open(silent) and still_open(halfway)  # served without waiting them out
+    finally:
+        silent.close()
+        halfway.close()
 
 
 def test_a_foreign_host_is_refused(lan_server):

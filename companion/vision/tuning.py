@@ -18,7 +18,7 @@ from companion import assets
 from companion.vision.decoder import DecodeSettings
 
 TUNING_FILE = "tuning.json"
-VERSION = 2  # 2: every group below; a version 1 file held only the doubts' and the search's levels
+VERSION = 3  # 3: with the live view's hand levels; 2: every other group below; 1: the doubts' and the search's
 
 
 class TuningError(ValueError):
@@ -130,6 +130,17 @@ class MissedTopLevels:
 
 
 @dataclass(frozen=True, slots=True)
+class HandLevels:
+    """What the live view takes for a hand in a frame (hand.py)."""
+
+    skin_cr: tuple[float, float]  # the YCrCb chroma band of skin: Cr
+    skin_cb: tuple[float, float]  # ... and Cb
+    skin_luma: float  # darker than this the chroma says nothing
+    table_distance: float  # a skin pixel this far (CrCb) from the table's chroma is not the table
+    hand_least_share: float  # of the view: a region smaller than this is a fingertip or a stain, not a hand
+
+
+@dataclass(frozen=True, slots=True)
 class Tuning:
     """The levels the pipeline decides with (pipeline.py) and those its doubts flag from."""
 
@@ -143,6 +154,7 @@ class Tuning:
     cubes: CubeLevels
     missed_tops: MissedTopLevels
     doubts: DoubtLevels
+    hand: HandLevels
 
     @classmethod
     def from_json(cls, data: dict[str, Any], source: str) -> Tuning:
@@ -175,7 +187,7 @@ class Tuning:
 
 _GROUPS: dict[str, type] = {"pipeline": PipelineLevels, "read": ReadLevels, "search": SearchLevels,
                             "regions": RegionLevels, "cubes": CubeLevels, "missed_tops": MissedTopLevels,
-                            "doubts": DoubtLevels}
+                            "doubts": DoubtLevels, "hand": HandLevels}
 
 
 def _band(v: Any) -> tuple[float, float]:

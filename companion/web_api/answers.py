@@ -197,6 +197,15 @@ class ReadOnly(Answer):
     reading: Reading
 
 
+class FrameRead(Answer):
+    reading: Reading
+    hand: bool = Field(description="a hand is in view beside the dice: the page takes no photo")
+
+
+class HeldRead(FrameRead):
+    held: str = Field(description="the token that keeps this photo (POST .../held-photos/{token})")
+
+
 class PhotoKept(Answer):
     photo_id: int
     url: str
@@ -248,5 +257,5 @@ class Deleted(Answer):
 
 # every answer model, so the document's components hold each once
 ANSWERS: tuple[type[BaseModel], ...] = (
-    Error, HouseRules, Evaluation, Advice, FirstPlayer, Game, KeptGame, Kept, Games, ReadOnly, PhotoKept, DiceSet,
+    Error, HouseRules, Evaluation, Advice, FirstPlayer, Game, KeptGame, Kept, Games, ReadOnly, FrameRead, HeldRead, PhotoKept, DiceSet,
     DiceSets, Forgotten, Recorded, Undone, Deleted)

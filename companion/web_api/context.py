@@ -15,6 +15,7 @@ from companion.store import Store
 from companion.table_profiles import TableProfiles
 from companion.web_api.broadcast import Broadcaster
 from companion.web_api.games import ReplayCache
+from companion.web_api.held import HeldPhotos
 from companion.web_api.photos import PhotoReader
 from companion.web_api.settings import ServerSettings
 from companion.web_api.throttle import JoinThrottle
@@ -31,6 +32,7 @@ class AppState:
     photos: PhotoReader  # reads with the runtime's one dice reader
     profiles: TableProfiles  # learns with that same reader
     join_throttle: JoinThrottle  # wrong join codes per client (LAN mode)
+    held: HeldPhotos  # live-view photos read, not yet kept
 
 
 def state(app: Flask | None = None) -> AppState:
@@ -65,3 +67,7 @@ def profiles() -> TableProfiles:
 
 def join_throttle() -> JoinThrottle:
     return state().join_throttle
+
+
+def held() -> HeldPhotos:
+    return state().held

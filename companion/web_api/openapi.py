@@ -144,12 +144,24 @@ def _paths() -> dict[str, Any]:
                      "requestBody": _PHOTO_BODY,
                      "responses": {"201": _json(answers.PhotoKept, "the reading"), "400": _err("no photo field"),
                                    "404": _err("no such game"), **photo_refusals}}},
+        "/api/games/{game_id}/held-photos": {
+            "parameters": [_GAME_ID],
+            "post": {"summary": "Read a live view's photo in full, as a photo upload is, and hold it (not kept) "
+                                "until the page keeps it",
+                     "requestBody": _PHOTO_BODY,
+                     "responses": {"200": _json(answers.HeldRead, "the reading, a hand in view, the token"),
+                                   "400": _err("no photo field"), "404": _err("no such game"), **photo_refusals}}},
+        "/api/games/{game_id}/held-photos/{token}": {
+            "parameters": [_GAME_ID, {"name": "token", "in": "path", "required": True, "schema": {"type": "string"}}],
+            "post": {"summary": "Keep the held photo as the game's photo, read as it was",
+                     "responses": {"201": _json(answers.PhotoKept, "the reading"),
+                                   "404": _err("no such game, or the photo is no longer held")}}},
         "/api/games/{game_id}/frames": {
             "parameters": [_GAME_ID],
             "post": {"summary": "Read a live view's frame (at most twice /api/info's live_frame_long_side); "
                                 "nothing is kept",
                      "requestBody": _PHOTO_BODY,
-                     "responses": {"200": _json(answers.ReadOnly, "the reading"), "400": _err("no photo field"),
+                     "responses": {"200": _json(answers.FrameRead, "the reading, and whether a hand is in view"), "400": _err("no photo field"),
                                    "404": _err("no such game"), **photo_refusals}}},
         "/api/dice-sets": {
             "get": {"summary": "The scorepad's dice sets and what each learnt",

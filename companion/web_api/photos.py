@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from companion.vision.settings import ReadSettings
     from companion.vision.profile import Profile
     from companion.vision.reading import Reading
+    from companion.vision.tuning import HandLevels
 
 log = logging.getLogger("companion.server")
 
@@ -61,6 +62,11 @@ class PhotoReader:
             log.warning("dice reader failed: %s", exc)
             raise ApiError(503, f"The dice reader is not available ({exc}). Enter the dice by hand.") from None
 
+    def hand_levels(self) -> HandLevels | None:
+        """The hand levels of the runtime's reader's models (None: no reader, the shipped ones)."""
+        reader = self.runtime.reader
+        return reader.models.tuning.hand if reader is not None else None
+
     def _frame_reader(self, reader: DiceReader) -> DiceReader:
         """The same models with frame_settings (made once, for the runtime's reader)."""
         if self._frames is None or self._frames.models is not reader.models:
@@ -74,6 +80,20 @@ def frame_settings(settings: ReadSettings) -> ReadSettings:
     photo taken then is read in full. A 640-px frame reads in a third to a half of the time."""
     return dataclasses.replace(settings, zoom_small_faces=False, zoom_within_work=False, detector_views=1,
                                reader_turns=2, joint_colour=False)
+
+
+def frame_shows_hand(data: bytes, reading: Reading, levels: HandLevels | None) -> bool:
+    """Whether a hand is in a live view's frame, beside the dice its reading found (the page
+    takes no photo while one is); `levels`: the reader's models' (tuning.HandLevels)."""
+    import cv2
+    import numpy as np
+
+    from companion.vision.hand import hand_in_view
+
+    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    if image is None:  # the reader decoded it; OpenCV could not: no evidence of a hand
+        return False
+    return hand_in_view(image, [die.box for die in reading.dice], reading.width / image.shape[1], levels)
 
 
 def check_image(data: bytes) -> None:
@@ -135,7 +155,8 @@ def uploaded_photo(limit: int = MAX_PHOTO_BYTES) -> tuple[bytes, str]:
     data = upload.read(limit + 1)
     if len(data) > limit:
         if limit < MAX_PHOTO_BYTES:
-            raise ApiError(413, f"A live view's frame may be at most {limit // 1024} KB. Nothing was changed.")
+            raise ApiError(413, f"A live view's frame (or the photo it holds) may be at most {limit // 1024} KB. "
+                                "Nothing was changed.")
         raise RequestEntityTooLarge()
     if not data:
         raise ApiError(422, "The photo is empty. Nothing was changed.")

@@ -11,6 +11,7 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 MAX_PHOTO_BYTES = 25 * 1024 * 1024  # one photo upload (the multipart framing gets 1 MB more)
 MAX_FRAME_BYTES = 1024 * 1024  # one frame of the live view (a 640-px JPEG is about 60 KB)
+MAX_HELD_BYTES = 4 * 1024 * 1024  # a live view's photo, held until kept (the page sends it at photo_long_side)
 MAX_JSON_BYTES = 64 * 1024  # a JSON request: a game of 8 players' names is under 1 KB
 MAX_LIST_ITEMS = 64  # players or rolls in a request (a roll's dice have the set's own bound)
 MAX_STREAMS = 128  # live-update streams open at once: a table's phones, many times over

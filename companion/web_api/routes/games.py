@@ -15,9 +15,9 @@ from companion.web_api.broadcast import CLIENT_GONE, Busy, busy_stream
 from companion.web_api.export import file_name, scorepad_csv
 from companion.web_api.games import game_config, game_state, game_summary, photo_labels, reading_json
 from companion.web_api.guards import takes_photo
-from companion.web_api.photos import check_frame_size, uploaded_photo
+from companion.web_api.photos import check_frame_size, frame_shows_hand, uploaded_photo
 from companion.web_api.routes.dice_sets import learn_confirmed, profile_for_game
-from companion.web_api.settings import MAX_FRAME_BYTES
+from companion.web_api.settings import MAX_FRAME_BYTES, MAX_HELD_BYTES
 from companion.web_api.turns import turn_state, turn_view
 
 bp = Blueprint("games", __name__, url_prefix="/api/games")
@@ -159,6 +159,32 @@ def upload_photo(game_id: str):
     return jsonify({"photo_id": photo_id, "url": f"/api/photos/{photo_id}", "reading": reading}), 201
 
 
+@bp.post("/<game_id>/held-photos")
+@takes_photo
+def hold_photo(game_id: str):
+    """A live view's photo, read in full as any photo and held (not kept) until the page keeps it."""
+    context.store().get_game(game_id)
+    data, mime = uploaded_photo(MAX_HELD_BYTES)
+    read = context.photos()(data, profile_for_game(game_id))
+    reading = reading_json(read)
+    token = context.held().hold(game_id, data, mime, reading)
+    hand = frame_shows_hand(data, read, context.photos().hand_levels())
+    return jsonify({"reading": reading, "hand": hand, "held": token})
+
+
+@bp.post("/<game_id>/held-photos/<token>")
+def keep_held_photo(game_id: str, token: str):
+    """Keep the held photo as this game's photo, read as it was: the answer of a photo upload."""
+    store = context.store()
+    store.get_game(game_id)
+    held = context.held().take(game_id, token)
+    if held is None:
+        raise ApiError(404, "That photo is no longer held (another one replaced it, or it waited too long): "
+                            "take it again. Nothing was changed.")
+    photo_id = store.add_photo(game_id, held.mime, held.data, held.reading)
+    return jsonify({"photo_id": photo_id, "url": f"/api/photos/{photo_id}", "reading": held.reading}), 201
+
+
 @bp.post("/<game_id>/frames")
 @takes_photo
 def read_frame(game_id: str):
@@ -166,5 +192,7 @@ def read_frame(game_id: str):
     context.store().get_game(game_id)
     data, _ = uploaded_photo(MAX_FRAME_BYTES)
     check_frame_size(data)
-    return jsonify({"reading": reading_json(context.photos()(data, profile_for_game(game_id), frame=True))})
+    reading = context.photos()(data, profile_for_game(game_id), frame=True)
+    hand = frame_shows_hand(data, reading, context.photos().hand_levels())
+    return jsonify({"reading": reading_json(reading), "hand": hand})
 

@@ -1,7 +1,9 @@
 // The live view: the camera, with what the reader sees in it drawn over it a few times a second,
 // and the photo taken by itself once the dice are still and read the same in frames running.
 // Each frame is read by the server (POST /api/games/ID/frames), by the same reader as photos, so
-// the view and the chips have one source of truth; the photo it takes is then read as any photo.
+// the view and the chips have one source of truth. When the view settles, one frame goes at the
+// size the reader reads photos (held-photos): read in full as a photo while the next frames tell
+// whether the dice lay still, and kept as the roll's photo if they did (no second read, no upload).
 
 import { cameraMessage, cameraUsable } from "./camera.js";
 import { describe } from "./dice.js";
@@ -15,7 +17,8 @@ const REPEATED_FRAME = 0.05; // a mean grey change per pixel under which the cam
 
 export class LiveView {
   // `box`: the element the view is drawn in. `options`: info (/api/info), gameId, onPhoto(file)
-  // (the photo taken, to be read as this roll's), onError(message), turnLabel() (whose turn).
+  // (the photo taken, to be read as this roll's), onKept(answer) (a held photo kept: an upload's
+  // answer), onError(message), turnLabel() (whose turn).
   constructor(box, options) {
     this.box = box;
     this.options = options;
@@ -23,7 +26,12 @@ export class LiveView {
     this.capture = null; // ImageCapture, where the browser has it
     this.timer = null;
     this.inFlight = false;
-    this.history = []; // the last frames read: {reading, motion (the most since the frame before)}
+    this.history = []; // the last frames read, in the order seen: {seq, reading, motion (the most since the frame before), hand (one in view), held (its token)}
+    this.seq = 0;
+    this.wantHeld = true; // the next settled frame goes as a photo, held (the view changed since the last)
+    this.holding = false; // a held photo is being read
+    this.heldToken = null; // the latest held photo's token
+    this.confirmSent = false; // a frame went after the held photo being read
     this.previousThumb = null;
     this.motionSinceSent = Infinity;
     this.changed = true; // the view changed since the last frame read: it may be settling
@@ -64,6 +72,7 @@ export class LiveView {
     this.box.hidden = false;
     this.box.dataset.frames = "0";
     this.box.dataset.captures = "0";
+    this.wantHeld = true; // the first look goes as the photo
     document.addEventListener("visibilitychange", this.onVisibility);
     this.say("Point the camera at the dice.");
     this.schedule(0);
@@ -107,29 +116,39 @@ export class LiveView {
       return;
     }
     this.motionSinceSent = Math.max(this.motionSinceSent, motion);
-    if (motion > STILL_LEVEL) this.changed = true;
+    if (motion > STILL_LEVEL) {
+      this.changed = true;
+      this.wantHeld = true;
+    }
     if (!this.armed && moved(motion)) this.armed = true;
     const settling = this.armed && this.changed && motion <= STILL_LEVEL;
+    // The first look, or the view settled: this frame goes as the photo, read in full while the
+    // next frames tell whether the dice lie still.
+    if (this.armed && this.wantHeld && !this.holding && (settling || !Number.isFinite(motion))) {
+      this.wantHeld = false;
+      this.hold(this.motionSinceSent);
+      this.schedule();
+      return;
+    }
     const due = performance.now() - this.lastSent >= 1000 / this.options.info.live_idle_fps;
+    // While a held photo is read, one frame after it tells whether the dice lay still: no more.
+    const open = !this.holding || !this.confirmSent;
     // A settling frame seen while one is on its way goes as soon as that one is read.
-    this.waiting = settling && this.inFlight ? canvas : null;
-    if (!this.inFlight && (settling || due)) this.send(canvas, this.motionSinceSent);
+    this.waiting = settling && this.inFlight && open ? canvas : null;
+    if (!this.inFlight && open && (settling || due)) this.send(canvas, this.motionSinceSent);
     this.schedule();
   }
 
   async send(canvas, motion) {
     this.inFlight = true;
+    if (this.holding) this.confirmSent = true;
     this.lastSent = performance.now();
     this.motionSinceSent = 0;
+    const seq = ++this.seq;
     try {
       const blob = await new Promise((resolve) => canvas.toBlob(resolve, "image/jpeg", FRAME_QUALITY));
-      const reading = await postFrame(this.options.gameId, blob);
-      if (!this.stream || this.taking) return;
-      this.frames += 1;
-      this.box.dataset.frames = String(this.frames);
-      this.history = [...this.history, { reading, motion }].slice(-4);
-      this.draw(reading);
-      this.decide();
+      const { reading, hand } = await postFrame(this.options.gameId, blob, "frames");
+      this.seen({ seq, reading, motion, hand });
     } catch (err) {
       if (this.stream) this.say(err.message);
     } finally {
@@ -137,7 +156,39 @@ export class LiveView {
     }
     const next = this.waiting;
     this.waiting = null;
-    if (next && this.changed && this.stream && !this.taking && !document.hidden) this.send(next, this.motionSinceSent);
+    if (next && this.changed && this.stream && !this.taking && !document.hidden && (!this.holding || !this.confirmSent)) {
+      this.send(next, this.motionSinceSent);
+    }
+  }
+
+  // A photo at the size the reader reads photos, read in full and held by the server.
+  async hold(motion) {
+    this.holding = true;
+    this.confirmSent = false;
+    this.lastSent = performance.now();
+    this.motionSinceSent = 0;
+    const seq = ++this.seq;
+    try {
+      const { canvas } = grabFrame(this.video, this.options.info.photo_long_side || 0);
+      const blob = await new Promise((resolve) => canvas.toBlob(resolve, "image/jpeg", PHOTO_QUALITY));
+      const { reading, hand, held } = await postFrame(this.options.gameId, blob, "held-photos");
+      this.heldToken = held;
+      this.seen({ seq, reading, motion, hand, held });
+    } catch (err) {
+      if (this.stream) this.say(err.message);
+    } finally {
+      this.holding = false;
+    }
+  }
+
+  // A frame (or held photo) read: drawn, and in the history in the order seen.
+  seen(entry) {
+    if (!this.stream || this.taking) return;
+    this.frames += 1;
+    this.box.dataset.frames = String(this.frames);
+    this.history = [...this.history, entry].sort((a, b) => a.seq - b.seq).slice(-4);
+    if (entry.seq === this.history[this.history.length - 1].seq) this.draw(entry.reading);
+    this.decide();
   }
 
   decide() {
@@ -147,11 +198,47 @@ export class LiveView {
     // Until the view changes again, another frame would be read the same: idle rate.
     if (advice.state !== "moving") this.changed = false;
     if (advice.state === "steady" && this.armed) {
-      this.say("Got it: taking the photo…");
-      this.takePhoto("steady");
+      // The held photo, if it is one of the two frames that read the same: already read in full.
+      const held = this.history.slice(-2).find((entry) => entry.held && entry.held === this.heldToken);
+      if (held) {
+        this.say("Got it.");
+        this.keepHeld(held.held);
+      } else if (this.holding) {
+        this.say(advice.message); // the photo being read decides
+      } else {
+        this.say("Got it: taking the photo…");
+        this.takePhoto("steady");
+      }
       return;
     }
     this.say(advice.state === "steady" ? "Read. Roll again, or tap to take it again." : advice.message);
+  }
+
+  // Keep the held photo as this roll's: the server has read it; else take a photo now.
+  async keepHeld(token) {
+    if (this.taking || !this.stream) return;
+    this.taking = true;
+    this.armed = false;
+    this.heldToken = null;
+    let answer = null;
+    try {
+      answer = await keepPhoto(this.options.gameId, token);
+    } catch (err) {
+      answer = null; // let go meanwhile (another photo replaced it): a photo is taken instead
+    }
+    if (!answer) {
+      this.taking = false;
+      this.takePhoto("steady");
+      return;
+    }
+    this.box.dataset.captures = String(Number(this.box.dataset.captures) + 1);
+    this.box.dataset.lastCapture = "steady";
+    this.box.dataset.source = "held photo";
+    try {
+      this.options.onKept(answer);
+    } finally {
+      this.afterPhoto();
+    }
   }
 
   // The sharpest picture the camera gives: a still photo where the browser takes one, else the
@@ -168,11 +255,15 @@ export class LiveView {
     } catch (err) {
       this.options.onError(`The camera could not take the photo (${err.message}). Try again, or use “Take photo”.`);
     } finally {
-      this.taking = false;
-      this.history = [];
-      this.previousThumb = null;
-      this.motionSinceSent = Infinity;
+      this.afterPhoto();
     }
+  }
+
+  afterPhoto() {
+    this.taking = false;
+    this.history = [];
+    this.previousThumb = null;
+    this.motionSinceSent = Infinity;
   }
 
   async sharpestPicture() {
@@ -281,13 +372,24 @@ function sharpness(canvas) {
   return sum / (small.width * small.height);
 }
 
-async function postFrame(gameId, blob) {
+// A frame read (`where`: "frames"), or a photo read and held ("held-photos").
+async function postFrame(gameId, blob, where) {
   const data = new FormData();
   data.append("photo", blob, "frame.jpg");
-  const response = await fetch(`/api/games/${encodeURIComponent(gameId)}/frames`, { method: "POST", body: data });
+  const response = await fetch(`/api/games/${encodeURIComponent(gameId)}/${where}`, { method: "POST", body: data });
   const body = await response.json().catch(() => null);
   if (!response.ok) throw new Error(body && body.error ? body.error : `The server answered ${response.status}.`);
-  return body.reading;
+  return { reading: body.reading, hand: !!body.hand, held: body.held || null };
+}
+
+// The held photo kept as the game's (an upload's answer), or null when it is no longer held.
+async function keepPhoto(gameId, token) {
+  const url = `/api/games/${encodeURIComponent(gameId)}/held-photos/${encodeURIComponent(token)}`;
+  const response = await fetch(url, { method: "POST" });
+  if (response.status === 404) return null;
+  const body = await response.json().catch(() => null);
+  if (!response.ok) throw new Error(body && body.error ? body.error : `The server answered ${response.status}.`);
+  return body;
 }
 
 function liveHtml(info) {

@@ -1,5 +1,5 @@
-// When the live view may take the photo by itself: the dice still, all of them in view and
-// none cut by the frame's edge, read the same (same dice, same places, same values) in the
+// When the live view may take the photo by itself: the dice still, no hand in view, all of them
+// in view and none cut by the frame's edge, read the same (same dice, same places, same values) in the
 // last two frames. Pure functions of the frames' readings and motion; no DOM.
 
 export const STILL_LEVEL = 2.5; // mean grey change per pixel (0-255) of the view's 64-px copy under which it is still
@@ -7,13 +7,14 @@ const MOVED_LEVEL = 6; // ... over which the dice were touched: a new roll may b
 const SAME_PLACE = 0.04; // a die stays in its place: its centre moves less than this share of the frame's long side
 const EDGE = 0.01; // a box this near the frame's edge (share of its side) is cut by it
 
-// `history`: the last frames, oldest first, each {reading, motion}; `expected`: the dice that
+// `history`: the last frames, oldest first, each {reading, motion, hand}; `expected`: the dice that
 // should be in view. Returns {state, message}: state "steady" when the photo may be taken.
 export function steadyAdvice(history, expected) {
   const latest = history[history.length - 1];
   if (!latest) return { state: "none", message: "Point the camera at the dice." };
   const dice = latest.reading.dice;
   const n = dice.length;
+  if (latest.hand) return { state: "hand", message: "a hand is in view — take it away to take the photo" };
   if (!n) return { state: "none", message: "No dice in view: point the camera at the dice." };
   if (dice.some((die) => cutByEdge(die.box, latest.reading))) {
     return { state: "cut", message: `${countText(n, expected)}, one cut by the edge — move back a little` };
@@ -23,7 +24,7 @@ export function steadyAdvice(history, expected) {
     return { state: "many", message: `${n} dice in view, ${expected} expected — move the dice set aside out of view` };
   }
   const before = history[history.length - 2];
-  if (!before || latest.motion > STILL_LEVEL || !sameDice(before.reading, latest.reading)) {
+  if (!before || before.hand || latest.motion > STILL_LEVEL || !sameDice(before.reading, latest.reading)) {
     return { state: "moving", message: `${countText(n, expected)} — hold still` };
   }
   return { state: "steady", message: `${countText(n, expected)} — still` };
@@ -36,14 +37,14 @@ export function moved(motion) {
 
 // The same dice in the same places with the same values (where the reader is sure of both: an
 // unsure die's reading may flicker from frame to frame; the photo's reading decides it).
+// The two readings may be of the same view at different sizes (a frame, the photo held).
 export function sameDice(a, b) {
   if (a.dice.length !== b.dice.length) return false;
-  const near = SAME_PLACE * Math.max(b.width, b.height);
   const left = [...a.dice];
   const sameValue = (x, y) => x.token === y.token || x.uncertain || y.uncertain;
   return b.dice.every((die) => {
-    const [cx, cy] = centre(die.box);
-    const i = left.findIndex((other) => sameValue(other, die) && Math.hypot(...minus(centre(other.box), [cx, cy])) < near);
+    const here = centre(die.box, b);
+    const i = left.findIndex((other) => sameValue(other, die) && Math.hypot(...minus(centre(other.box, a), here)) < SAME_PLACE);
     if (i < 0) return false;
     left.splice(i, 1);
     return true;
@@ -56,8 +57,10 @@ function cutByEdge([x0, y0, x1, y1], { width, height }) {
   return x0 <= mx || y0 <= my || x1 >= width - mx || y1 >= height - my;
 }
 
-function centre([x0, y0, x1, y1]) {
-  return [(x0 + x1) / 2, (y0 + y1) / 2];
+// A box's centre in shares of its reading's long side.
+function centre([x0, y0, x1, y1], { width, height }) {
+  const side = Math.max(width, height);
+  return [(x0 + x1) / 2 / side, (y0 + y1) / 2 / side];
 }
 
 function minus([a, b], [c, d]) {

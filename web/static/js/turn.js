@@ -106,7 +106,8 @@ class TurnView {
     camera.hidden = !cameraUsable();
     // live.js: the view stays open from turn to turn; the photos it takes come here as any photo
     this.live = new LiveView(this.$("#camera"), {
-      info: this.info, gameId: this.id, onPhoto: (file) => this.upload(file), onError: (m) => this.showError(m),
+      info: this.info, gameId: this.id, onPhoto: (file) => this.upload(file), onKept: (result) => this.took(result),
+      onError: (m) => this.showError(m),
       turnLabel: () => (this.state && !this.state.over ? `${this.state.next}'s turn` : "Game over"),
     });
     camera.addEventListener("click", () => this.live.start());
@@ -530,29 +531,33 @@ class TurnView {
         this.showError(`This photo is ${(file.size / 2 ** 20).toFixed(0)} MB, over the ${Math.round(this.info.max_upload_bytes / 2 ** 20)} MB limit. Nothing was changed.`);
         return;
       }
-      const result = await api.uploadPhoto(this.id, file);
-      const seq = this.state.seq;
-      const sameTurn = this.draft.seq === seq;
-      const photos = sameTurn ? this.draft.photos : 0;
-      // Dice already showing this turn (read or typed) were a roll: this photo is the next.
-      const further = sameTurn && (photos > 0 || this.draft.dice.length > 0);
-      this.draft = {
-        seq,
-        photos: photos + 1,
-        photo: { id: result.photo_id, url: result.url, reading: result.reading },
-        setAside: false,
-        dice: result.reading.dice.slice(0, this.info.dice_count).map((d, i) => ({ token: d.token, source: i, uncertain: !!(d.uncertain || d.doubt), checked: false })),
-      };
-      this.endArmed = false;
-      // A further photo in the turn is the next roll (the player can still set it back).
-      if (further) this.advisor.nextRoll();
-      if (!result.reading.dice.length) this.showError("No dice were found in this photo. Try again from straight above, or add the dice by hand.");
-      this.changed(true);
+      this.took(await api.uploadPhoto(this.id, file));
     } catch (err) {
       this.showError(err.message);
     } finally {
       this.setBusy(false);
     }
+  }
+
+  // A photo read and kept on the server (an upload's answer, or the live view's held photo kept).
+  took(result) {
+    const seq = this.state.seq;
+    const sameTurn = this.draft.seq === seq;
+    const photos = sameTurn ? this.draft.photos : 0;
+    // Dice already showing this turn (read or typed) were a roll: this photo is the next.
+    const further = sameTurn && (photos > 0 || this.draft.dice.length > 0);
+    this.draft = {
+      seq,
+      photos: photos + 1,
+      photo: { id: result.photo_id, url: result.url, reading: result.reading },
+      setAside: false,
+      dice: result.reading.dice.slice(0, this.info.dice_count).map((d, i) => ({ token: d.token, source: i, uncertain: !!(d.uncertain || d.doubt), checked: false })),
+    };
+    this.endArmed = false;
+    // A further photo in the turn is the next roll (the player can still set it back).
+    if (further) this.advisor.nextRoll();
+    if (!result.reading.dice.length) this.showError("No dice were found in this photo. Try again from straight above, or add the dice by hand.");
+    this.changed(true);
   }
 
   // --- confirm and undo -------------------------------------------------------------------
