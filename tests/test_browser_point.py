@@ -1,6 +1,7 @@
 """A die the reader missed, added by hand and pointed at on the photo (web/static/js/point.js),
 in real Chromium at phone size: it is stored with a box where the player tapped, checked, and
-the dice set learns it with the read dice."""
+the dice set learns it with the read dice; the turn screen says per ink and per value what the
+set learnt (web/static/js/profile.js)."""
 
 from __future__ import annotations
 
@@ -76,3 +77,23 @@ def test_skip_leaves_the_added_die_without_a_place(page, db_path):
     expect(page.locator(".history li")).to_have_count(1)
     labels = Store(db_path).get_photo(int(_game(page)["attempts"][0]["photo_id"])).labels
     assert labels["unboxed"] == 1 and not any(d.get("pointed") for d in labels["dice"])
+
+
+@needs_models
+def test_the_turn_screen_says_per_ink_and_per_value_what_the_set_learnt(page):
+    create_game(page)
+    page.check("input[name=roll][value='3']")
+    take_photo(page, SAMPLES / "s00_white_10.jpg")
+    tokens = page.locator("#dice .chip[data-index]").evaluate_all("cs => cs.map(c => c.dataset.token)")
+    answer_checks(page)
+    page.click("#confirm")
+    expect(page.locator("#learnt")).to_contain_text("Learnt from 10 dice", timeout=20_000)
+    page.click("#learnt-detail summary")
+    inks = {"r": "red", "o": "orange", "g": "green", "b": "blue"}
+    for token in tokens:  # each ink and each value of the dice confirmed, with its count
+        value, ink = token[:-1], inks[token[-1]]
+        shown = page.locator(f"#learnt-detail li[data-kind=ink][data-name={ink}]")
+        expect(shown).to_contain_text(f"{ink} ink: learnt from {sum(t[-1] == token[-1] for t in tokens)}")
+        expect(page.locator(f"#learnt-detail li[data-kind=value][data-name='{value}']")).to_contain_text(
+            f"learnt from {sum(t[:-1] == value for t in tokens)}")
+    expect(page.locator("#learnt-detail li")).to_have_count(len({t[-1] for t in tokens}) + len({t[:-1] for t in tokens}))
