@@ -63,6 +63,8 @@ class Errors:
     missed: int = 0
     extra: int = 0
     unflagged_photos: int = 0  # photos with a wrong die read without a flag
+    # wrong dice by kind: "value", "colour" or "both", each "flagged" or "unflagged"
+    kinds: dict = field(default_factory=lambda: defaultdict(int))
 
     @property
     def total(self) -> int:
@@ -73,7 +75,13 @@ class Errors:
         self.missed += other.missed
         self.extra += other.extra
         self.unflagged_photos += other.unflagged_photos
+        for key, n in other.kinds.items():
+            self.kinds[key] += n
         return self
+
+    def kinds_text(self) -> str:
+        return ", ".join(f"{kind} {flag} {self.kinds[(kind, flag)]}" for kind in ("value", "colour", "both")
+                         for flag in ("flagged", "unflagged") if self.kinds[(kind, flag)])
 
     def __str__(self) -> str:
         return f"{self.total:3d} ({self.wrong} wrong, {self.missed} missed, {self.extra} extra)"
@@ -119,6 +127,10 @@ def match(image: LabelledImage, analysis: Analysis) -> Matched:
         found[best[1]] = i
         wrong = reading.face != Face(truth.value, truth.color)
         out.wrong += wrong
+        if wrong:
+            value, colour = reading.face.value != truth.value, reading.face.color != truth.color
+            out.kinds[("both" if value and colour else "value" if value else "colour",
+                       "flagged" if reading.uncertain else "unflagged")] += 1
         unflagged |= wrong and not reading.uncertain
     out.missed = sum(1 for j, t in enumerate(truths) if not t.ignored and j not in found)
     out.unflagged_photos = int(unflagged)
@@ -160,6 +172,18 @@ class Timer:
         self.learn_ms: list[float] = []
         self.read_ms: dict[bool, list[float]] = {False: [], True: []}
         self.profiles: list = []  # each game's loop profile: together, a long evening's (full_profile_ms)
+        self.pairs: list[float] = []  # per photo read both ways: time with a profile / without
+        self.own_ms: list[float] = []  # the profile's own work in a read (keeps + apply)
+
+    def own_work(self, profile, analysis: Analysis) -> None:
+        """Time what a profile itself adds to a read: judging the boxes and applying what it learnt."""
+        seen = analysis.features
+        if profile is None or seen is None or not len(seen):
+            return
+        t0 = time.perf_counter()
+        profile.keeps(seen.embedding, seen.face)
+        profile.apply(seen.embedding, seen.value_probs, seen.color_probs)
+        self.own_ms.append((time.perf_counter() - t0) * 1000)
 
     def full_profile_ms(self) -> tuple[int, int, float]:
         """Photos and dice of one profile of every game's loop photos (trimmed to MAX_DICE, as a
@@ -214,6 +238,8 @@ def run_game(number: int, photos: list[LabelledImage], models, timer: Timer) -> 
     for k, image in enumerate(photos[LEARNT:]):
         pair = [(False, None), (True, batch)] if k % 2 else [(True, batch), (False, None)]
         got = {use: _read(image.path, models, prof, timer) for use, prof in pair}
+        timer.pairs.append(timer.read_ms[True][-1] / timer.read_ms[False][-1])
+        timer.own_work(batch, got[True])
         game.batch_base += match(image, got[False]).errors
         game.batch += match(image, got[True]).errors
     # the page's loop
@@ -264,6 +290,11 @@ def report(games: list[Game], timer: Timer) -> None:
         print(f"\n{mode}, photos {photos} of {len(games)} games: base reader {base}; with learning {learnt}; "
               f"ratio {ratio:.2f} (target <= {target}); games better {better}, worse {worse} (target 0); "
               f"photos with an unflagged error {base.unflagged_photos} -> {learnt.unflagged_photos}")
+        print(f"  wrong dice by kind: base reader {base.kinds_text() or 'none'}; with learning "
+              f"{learnt.kinds_text() or 'none'}")
+        changed = [f"{g.number} ({getattr(g, base_name).total}->{getattr(g, name).total})" for g in games
+                   if getattr(g, name).total != getattr(g, base_name).total]
+        print(f"  games changed: {', '.join(changed) or 'none'}")
     print(f"\nlearning one photo's dice: median {statistics.median(timer.learn_ms):.1f} ms, max "
           f"{max(timer.learn_ms):.1f} ms (target <= 100 ms; {len(timer.learn_ms)} photos, after decoding)")
     photos, dice, full_ms = timer.full_profile_ms()
@@ -271,7 +302,10 @@ def report(games: list[Game], timer: Timer) -> None:
           f"median {full_ms:.1f} ms (target <= 100 ms)")
     without, with_ = statistics.median(timer.read_ms[False]), statistics.median(timer.read_ms[True])
     print(f"reading a photo: median {without:.1f} ms without a profile, {with_:.1f} ms with one "
-          f"({100 * (with_ / without - 1):+.1f} %, target <= +5 %; {len(timer.read_ms[True])} photos each way)")
+          f"({100 * (with_ / without - 1):+.1f} %, target <= +5 %; {len(timer.read_ms[True])} photos each way); "
+          f"median of each photo's two reads' ratio {100 * (statistics.median(timer.pairs) - 1):+.1f} %; the profile's "
+          f"own work in a read (keeps + apply) median {statistics.median(timer.own_ms):.2f} ms, max "
+          f"{max(timer.own_ms):.2f} ms")
 
 
 def main(argv=None) -> int:
