@@ -48,7 +48,7 @@ def test_read_dice_are_learnt_from_their_reading_and_a_pointed_one_is_read_alone
     # the pointed die: read on its own, an embedding of its own (like no read die's exactly)
     assert abs(np.linalg.norm(profile.embeddings[n]) - 1) < 1e-4
     assert (profile.embeddings[:n] @ profile.embeddings[n]).max() < 0.999
-    # without the reading's features the photo is read here, to the same features
+    # without the reading's features the boxes are read alone, to the same features
     again = learn_photo(None, "photo 1", work, dice[:n], reader.models, reader.settings)
     np.testing.assert_allclose(again.base_color, profile.base_color[:n], atol=1e-5)
 

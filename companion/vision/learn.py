@@ -3,9 +3,11 @@
 The players' confirmation gives, for each die, its box in the photo and its face. What the
 profile keeps of a die is what the reading computed of it before any profile: the reader's
 embedding of its crop, its calibrated values and the colours of the photo's colour head
-(read_features.py). A die the reading boxed takes them from the reading (the photo's own, or one
-made here); a die it did not box (typed in and pointed at) is cut as the pipeline cuts a detected
-box (from the sharper copy when the faces are small, as find_faces would) and read alone.
+(read_features.py). A die the photo's reading boxed takes them from the reading; any other (a
+die typed in and pointed at, every die of a label file) is cut as the pipeline cuts a detected
+box (from the sharper copy when the faces are small, as find_faces would) and read, its colours
+by the colour head of the photo's light (told by the reading, else by the confirmed dice's
+bodies, as the pipeline tells it by the kept dice's).
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from companion.vision.crops import box_crop
 from companion.vision.decoder import color_index, value_index
 from companion.vision.image_io import WorkImage, load_detail, load_work_image
 from companion.vision.models import Models
-from companion.vision.inks import measure_inks
-from companion.vision.pipeline import DEFAULT_SETTINGS, analyse
+from companion.vision.inks import cast_of, light_reference, measure_inks
+from companion.vision.light_colour import photo_kind
+from companion.vision.pipeline import DEFAULT_SETTINGS
 from companion.vision.read_features import ReadFeatures
 from companion.vision.stage1_find_faces import zoom_for_faces
 from companion.vision.tuning import SearchLevels
@@ -31,7 +34,7 @@ from companion.vision.reader import softmax
 from companion.vision.reading import Box
 from companion.vision.settings import ReadSettings
 from companion.vision.stage4_decide import colour_probs
-from companion.vision.white_balance import light_correction
+from companion.vision.white_balance import LightCorrection, correction_of, light_correction
 
 # A box may stick out of the photo by this many pixels (rounding in a label file) and is
 # then cut back to the photo.
@@ -56,7 +59,7 @@ def learn_photo(profile: Profile | None, photo: str, source: bytes | str | os.Pa
                 seen: ReadFeatures | None = None) -> Profile:
     """`profile` (None: a new one) with the dice of one confirmed photo added under the name
     `photo` (replacing what that name held). `seen`: the photo's reading's features (None: the
-    photo is read here). Raises ImageError for a photo that cannot be read, LabelError for a box
+    confirmed boxes are read alone). Raises ImageError for a photo that cannot be read, LabelError for a box
     outside it, ProfileError for a reader without an embedding or a profile of another reader;
     the profile given is never changed (profiles are values)."""
     reader = models.reader
@@ -68,8 +71,6 @@ def learn_photo(profile: Profile | None, photo: str, source: bytes | str | os.Pa
     boxes = [_inside(d.box, work, i) for i, d in enumerate(dice)]
     if not dice:
         return profile if profile is not None else Profile.empty(reader.fingerprint, embedding_width(models))
-    if seen is None:
-        seen = analyse(work, models, settings, learnable=True).features
     rows = seen.matches(boxes) if seen is not None else [None] * len(boxes)
     alone = [i for i, row in enumerate(rows) if row is None]
     read = _read_alone(work, [boxes[i] for i in alone], models, settings, seen) if alone else None
@@ -98,13 +99,22 @@ def _read_alone(work: WorkImage, boxes: list[Box], models: Models, settings: Rea
     if read.embedding is None:  # has_embedding said otherwise: a broken file
         raise ProfileError("the reader gave no embedding")
     cal = models.calibration
-    kind, white = (seen.light_kind, seen.white_reference) if seen is not None else (None, False)
+    kind, white = (seen.light_kind, seen.white_reference) if seen is not None else _light_of(image, in_work, settings)
     color = colour_probs(models, kind, read.color, read.embedding, settings,
                          lambda: measure_inks(image.rgb, in_work, light=white))
     face = read.face_probability()
     return ReadFeatures(np.asarray(boxes, np.float64), read.embedding, softmax(read.value, cal.value_temperature),
                         color, np.ones(len(boxes), np.float32) if face is None else np.asarray(face, np.float32),
                         kind, white)
+
+
+def _light_of(image: WorkImage, boxes: list[Box], settings: ReadSettings) -> tuple[str | None, bool]:
+    """The photo's light as its colour heads are chosen (light_colour.photo_kind), told by the
+    confirmed dice's bodies as the pipeline tells it by the kept dice's; and whether they are a
+    white reference."""
+    reference = light_reference(image.rgb, boxes)
+    light = correction_of(reference) if settings.balance_light else LightCorrection()
+    return photo_kind(light, None if reference is None else cast_of(reference)), reference is not None
 
 
 def _inside(box: Box, work: WorkImage, index: int) -> Box:
