@@ -376,6 +376,16 @@ def test_a_cut_off_profile_file_is_refused():
         assert "header.npy" in z.namelist()  # a plain .npz: no pickles
 
 
+def test_a_profile_file_with_damaged_compressed_arrays_is_refused_with_a_sentence():
+    # bytes flipped inside the first array's compressed stream: zlib's own error, not a crash
+    data = bytearray(_learnt(TableSet(seed=12)).to_bytes())
+    start = len(data) // 40
+    for k in range(start, start + 64):
+        data[k] ^= 0xFF
+    with pytest.raises(ProfileError, match="not a dice profile file"):
+        Profile.from_bytes(bytes(data), "p.profile")
+
+
 def test_a_profile_of_another_reader_is_refused():
     prof = _learnt(TableSet(seed=12))
     prof.check_reader(READER)

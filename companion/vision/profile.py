@@ -37,6 +37,7 @@ import io
 import json
 from collections.abc import Sequence
 import zipfile
+import zlib
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -313,7 +314,7 @@ class Profile:
             with np.load(io.BytesIO(data), allow_pickle=False) as npz:
                 arrays = {k: npz[k] for k in npz.files}
             header = json.loads(bytes(arrays.pop("header")).decode("utf-8"))
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, UnicodeDecodeError, zlib.error) as exc:
             raise ProfileError(f"{name} is not a dice profile file ({type(exc).__name__})") from None
         if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise ProfileError(f"{name} is not a dice profile file (no {FORMAT} header)")
