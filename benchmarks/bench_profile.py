@@ -18,8 +18,10 @@ overlap (IoU >= 0.5) as training.evaluate does; top faces mostly cut by the fram
 way. A photo with an unflagged error has a wrong die read without a flag.
 
 Prints each game, the sums and ratios against the targets (issue 53), the games made worse, the
-time to learn one photo's dice, and the read time with and without a profile (median of each
-photo read both ways, in alternating order).
+time to learn one photo's dice (from its reading's features, as the server learns it; the
+guard's largest case too: one more photo into every game's loop photos together), and the read
+time with and without a profile (median of each photo read both ways, in alternating order;
+both read learnable, as the page reads).
 
 Targets: the page's loop at most 40 % of the base reader's errors on photos 2-8, never more
 photos with an unflagged error; one batch at most 50 % of the base reader's on photos 5-8; no
@@ -29,6 +31,7 @@ game worse in either; learning a photo <= 100 ms; reading with a profile <= 5 % 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import statistics
 import sys
@@ -45,6 +48,7 @@ from companion.vision.image_io import load_work_image  # noqa: E402
 from companion.vision.learn import ConfirmedDie, learn_photo  # noqa: E402
 from companion.vision.models import load_models  # noqa: E402
 from companion.vision.pipeline import Analysis, analyse  # noqa: E402
+from companion.vision.profile import Profile  # noqa: E402
 from training.common import LabelledImage, read_dataset  # noqa: E402
 from training.evaluate import IOU_MIN, box_iou  # noqa: E402
 from training.synth.games import DEFAULT_SEED, write_games  # noqa: E402
@@ -59,6 +63,8 @@ class Errors:
     missed: int = 0
     extra: int = 0
     unflagged_photos: int = 0  # photos with a wrong die read without a flag
+    # wrong dice by kind: "value", "colour" or "both", each "flagged" or "unflagged"
+    kinds: dict = field(default_factory=lambda: defaultdict(int))
 
     @property
     def total(self) -> int:
@@ -69,7 +75,13 @@ class Errors:
         self.missed += other.missed
         self.extra += other.extra
         self.unflagged_photos += other.unflagged_photos
+        for key, n in other.kinds.items():
+            self.kinds[key] += n
         return self
+
+    def kinds_text(self) -> str:
+        return ", ".join(f"{kind} {flag} {self.kinds[(kind, flag)]}" for kind in ("value", "colour", "both")
+                         for flag in ("flagged", "unflagged") if self.kinds[(kind, flag)])
 
     def __str__(self) -> str:
         return f"{self.total:3d} ({self.wrong} wrong, {self.missed} missed, {self.extra} extra)"
@@ -115,6 +127,10 @@ def match(image: LabelledImage, analysis: Analysis) -> Matched:
         found[best[1]] = i
         wrong = reading.face != Face(truth.value, truth.color)
         out.wrong += wrong
+        if wrong:
+            value, colour = reading.face.value != truth.value, reading.face.color != truth.color
+            out.kinds[("both" if value and colour else "value" if value else "colour",
+                       "flagged" if reading.uncertain else "unflagged")] += 1
         unflagged |= wrong and not reading.uncertain
     out.missed = sum(1 for j, t in enumerate(truths) if not t.ignored and j not in found)
     out.unflagged_photos = int(unflagged)
@@ -155,20 +171,58 @@ class Timer:
     def __init__(self):
         self.learn_ms: list[float] = []
         self.read_ms: dict[bool, list[float]] = {False: [], True: []}
+        self.profiles: list = []  # each game's loop profile: together, a long evening's (full_profile_ms)
+        self.pairs: list[float] = []  # per photo read both ways: time with a profile / without
+        self.own_ms: list[float] = []  # the profile's own work in a read (keeps + apply)
+
+    def own_work(self, profile, analysis: Analysis) -> None:
+        """Time what a profile itself adds to a read: judging the boxes and applying what it learnt."""
+        seen = analysis.features
+        if profile is None or seen is None or not len(seen):
+            return
+        t0 = time.perf_counter()
+        profile.keeps(seen.embedding, seen.face)
+        profile.apply(seen.embedding, seen.value_probs, seen.color_probs)
+        self.own_ms.append((time.perf_counter() - t0) * 1000)
+
+    def full_profile_ms(self) -> tuple[int, int, float]:
+        """Photos and dice of one profile of every game's loop photos (trimmed to MAX_DICE, as a
+        long evening's), and the median time to add one more photo's dice to it: the guard at its
+        largest (the photo's features given, as the server has them)."""
+        parts = [p for p in self.profiles if p is not None]
+        if len(parts) < 2:
+            return 0, 0, float("nan")
+        last = parts[-1]
+        full = Profile.merged(last.reader, last.dim, [p.remove(last.photos[-1]) if p is last else
+                                                      _renamed(p, f"game {i}") for i, p in enumerate(parts)])
+        one = last.photo == len(last.photos) - 1
+        times = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            full.add("one more", last.embeddings[one], last.values[one], last.colors[one], last.base_value[one],
+                     last.base_color[one], last.base_face[one], last.checked[one])
+            times.append((time.perf_counter() - t0) * 1000)
+        return len(full.photos), len(full), statistics.median(times)
+
+
+def _renamed(profile, prefix: str):
+    return dataclasses.replace(profile, photos=tuple(f"{prefix} {name}" for name in profile.photos))
 
 
 def _read(path, models, profile, timer: Timer | None) -> Analysis:
+    """A photo read as the page reads it: learnable (the server keeps what learning it takes)."""
     t0 = time.perf_counter()
-    result = analyse(load_work_image(path), models, profile=profile)
+    result = analyse(load_work_image(path), models, profile=profile, learnable=True)
     if timer is not None:
         timer.read_ms[profile is not None].append((time.perf_counter() - t0) * 1000)
     return result
 
 
-def _learn(profile, name: str, path, dice: list[ConfirmedDie], models, timer: Timer):
+def _learn(profile, name: str, path, dice: list[ConfirmedDie], models, timer: Timer, seen: Analysis):
+    """Learn a confirmed photo from its reading's features, as the server does."""
     work = load_work_image(path)
     t0 = time.perf_counter()
-    out = learn_photo(profile, name, work, dice, models)
+    out = learn_photo(profile, name, work, dice, models, seen=seen.features)
     timer.learn_ms.append((time.perf_counter() - t0) * 1000)
     return out
 
@@ -180,10 +234,12 @@ def run_game(number: int, photos: list[LabelledImage], models, timer: Timer) -> 
     # one batch: photos 1-4's correct labels, then photos 5-8 read both ways (alternating first)
     batch = None
     for k, image in enumerate(photos[:LEARNT]):
-        batch = _learn(batch, f"photo {k + 1}", image.path, truth_labels(image), models, timer)
+        batch = _learn(batch, f"photo {k + 1}", image.path, truth_labels(image), models, timer, base[k])
     for k, image in enumerate(photos[LEARNT:]):
         pair = [(False, None), (True, batch)] if k % 2 else [(True, batch), (False, None)]
         got = {use: _read(image.path, models, prof, timer) for use, prof in pair}
+        timer.pairs.append(timer.read_ms[True][-1] / timer.read_ms[False][-1])
+        timer.own_work(batch, got[True])
         game.batch_base += match(image, got[False]).errors
         game.batch += match(image, got[True]).errors
     # the page's loop
@@ -194,8 +250,10 @@ def run_game(number: int, photos: list[LabelledImage], models, timer: Timer) -> 
         if k > 0:
             game.loop_base += match(image, base[k]).errors
             game.loop += matched.errors
-        loop = _learn(loop, f"photo {k + 1}", image.path, page_labels(image, reading, matched.read), models, timer)
+        loop = _learn(loop, f"photo {k + 1}", image.path, page_labels(image, reading, matched.read), models, timer,
+                      reading)
     game.learnt = f"batch: {_describe(batch)}; loop: {_describe(loop)}"
+    timer.profiles.append(loop)
     return game
 
 
@@ -232,11 +290,22 @@ def report(games: list[Game], timer: Timer) -> None:
         print(f"\n{mode}, photos {photos} of {len(games)} games: base reader {base}; with learning {learnt}; "
               f"ratio {ratio:.2f} (target <= {target}); games better {better}, worse {worse} (target 0); "
               f"photos with an unflagged error {base.unflagged_photos} -> {learnt.unflagged_photos}")
+        print(f"  wrong dice by kind: base reader {base.kinds_text() or 'none'}; with learning "
+              f"{learnt.kinds_text() or 'none'}")
+        changed = [f"{g.number} ({getattr(g, base_name).total}->{getattr(g, name).total})" for g in games
+                   if getattr(g, name).total != getattr(g, base_name).total]
+        print(f"  games changed: {', '.join(changed) or 'none'}")
     print(f"\nlearning one photo's dice: median {statistics.median(timer.learn_ms):.1f} ms, max "
           f"{max(timer.learn_ms):.1f} ms (target <= 100 ms; {len(timer.learn_ms)} photos, after decoding)")
+    photos, dice, full_ms = timer.full_profile_ms()
+    print(f"learning one photo's dice into a profile of {photos} photos ({dice} dice, every game's loop together): "
+          f"median {full_ms:.1f} ms (target <= 100 ms)")
     without, with_ = statistics.median(timer.read_ms[False]), statistics.median(timer.read_ms[True])
     print(f"reading a photo: median {without:.1f} ms without a profile, {with_:.1f} ms with one "
-          f"({100 * (with_ / without - 1):+.1f} %, target <= +5 %; {len(timer.read_ms[True])} photos each way)")
+          f"({100 * (with_ / without - 1):+.1f} %, target <= +5 %; {len(timer.read_ms[True])} photos each way); "
+          f"median of each photo's two reads' ratio {100 * (statistics.median(timer.pairs) - 1):+.1f} %; the profile's "
+          f"own work in a read (keeps + apply) median {statistics.median(timer.own_ms):.2f} ms, max "
+          f"{max(timer.own_ms):.2f} ms")
 
 
 def main(argv=None) -> int:

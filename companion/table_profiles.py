@@ -86,7 +86,7 @@ class TableProfiles:
             cached = self._cache.get(set_id)
             if cached is not None and cached[0] == ids:
                 return cached[1]
-        learnt = self._build(set_id) if ids else _Learnt(None, 0, 0, 0)
+        learnt = self._build(set_id, cached[1].profile if cached is not None else None) if ids else _Learnt(None, 0, 0, 0)
         with self._lock:
             self._cache[set_id] = (ids, learnt)
         return learnt
@@ -96,7 +96,9 @@ class TableProfiles:
             raise ReaderMissing("there is no dice reader to learn with")
         return self.reader
 
-    def _build(self, set_id: int) -> _Learnt:
+    def _build(self, set_id: int, previous: Profile | None = None) -> _Learnt:
+        """The set's profile from its recorded photos (`previous`: the one built before, whose
+        checks of the photos still there are not redone)."""
         models = self._reader().models
         reader, width = models.reader.fingerprint, embedding_width(models)
         parts, damaged = [], 0
@@ -113,7 +115,7 @@ class TableProfiles:
                 self._report(photo_id, set_id, exc)
                 continue
             parts.append(part)
-        profile = Profile.merged(reader, width, parts) if parts else None
+        profile = Profile.merged(reader, width, parts, previous) if parts else None
         return _Learnt(profile, sum(len(p) for p in parts), len(parts), damaged)
 
     def _report(self, photo_id: int, set_id: int, exc: ProfileError) -> None:

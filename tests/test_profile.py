@@ -376,6 +376,16 @@ def test_a_cut_off_profile_file_is_refused():
         assert "header.npy" in z.namelist()  # a plain .npz: no pickles
 
 
+def test_a_profile_file_with_damaged_compressed_arrays_is_refused_with_a_sentence():
+    # bytes flipped inside the first array's compressed stream: zlib's own error, not a crash
+    data = bytearray(_learnt(TableSet(seed=12)).to_bytes())
+    start = len(data) // 40
+    for k in range(start, start + 64):
+        data[k] ^= 0xFF
+    with pytest.raises(ProfileError, match="not a dice profile file"):
+        Profile.from_bytes(bytes(data), "p.profile")
+
+
 def test_a_profile_of_another_reader_is_refused():
     prof = _learnt(TableSet(seed=12))
     prof.check_reader(READER)
@@ -446,3 +456,28 @@ def test_boxes_are_not_dropped_before_enough_dice_are_learnt_or_if_a_learnt_die_
                     np.array([0.5]))
     assert not prof.blend.drop_unlike
     assert prof.keeps(odd, np.array([0.5])) is None
+
+
+def _same_check(a: Profile, b: Profile) -> None:
+    for x, y in ((a.blend.value, b.blend.value), (a.blend.color, b.blend.color)):
+        np.testing.assert_array_equal(x.fixes, y.fixes)
+        np.testing.assert_array_equal(x.breaks, y.breaks)
+        np.testing.assert_array_equal(x.backed, y.backed)
+    assert a.blend.checked == b.blend.checked and a.blend.drop_unlike == b.blend.drop_unlike
+
+
+def test_a_profile_grown_photo_by_photo_checks_as_one_built_at_once(monkeypatch):
+    # each add re-scores only the new photo (the others' checks kept with the profile): the guard
+    # must back exactly what a profile of the same photos built from nothing backs, through a
+    # replaced photo, an undone one and the oldest photos dropped
+    monkeypatch.setattr(profile_mod, "MAX_DICE", 60)
+    table = TableSet(seed=21)
+    shots = [table.photo() for _ in range(10)]
+    prof = Profile.empty(READER, DIM)
+    for k, shot in enumerate(shots):
+        checked = np.arange(len(shot[1])) % 3 != 0  # some dice the reader's own guess
+        prof = prof.add(f"photo {k}", *shot, None, checked)
+        if k == 5:
+            prof = prof.add("photo 3", *table.photo(), None, checked).remove("photo 1")
+        _same_check(prof, Profile.merged(READER, DIM, [prof]))
+    assert len(prof) <= 60 and prof.photos[0] != "photo 0" and prof.blend.checked > 0

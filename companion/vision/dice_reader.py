@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from companion.vision.learn import ConfirmedDie, learn_photo
 from companion.vision.models import Models, load_models
-from companion.vision.pipeline import read_image
+from companion.vision.pipeline import read_learnable
+from companion.vision.read_features import RecentReadings
 from companion.vision.profile import Profile
 from companion.vision.reading import Reading
 from companion.vision.settings import ReadSettings
@@ -20,6 +21,10 @@ from companion.vision.settings import ReadSettings
 class DiceReader:
     models: Models
     settings: ReadSettings = ReadSettings()
+    # the photos read are learnt from once confirmed: what their readings computed of each die is
+    # kept for the latest few (read_features.py); False: a live view's frames, never learnt
+    learns: bool = True
+    recent: RecentReadings = field(default_factory=RecentReadings, init=False, repr=False, compare=False)
 
     @classmethod
     def load(cls, settings: ReadSettings = ReadSettings()) -> DiceReader:
@@ -34,9 +39,13 @@ class DiceReader:
 
     def read(self, source: bytes | str | os.PathLike[str], profile: Profile | None = None) -> Reading:
         """Every die in a photo (vision.pipeline.read_image, with these models and settings)."""
-        return read_image(source, self.models, self.settings, profile)
+        reading, features = read_learnable(source, self.models, self.settings, profile, self.learns)
+        if isinstance(source, bytes):
+            self.recent.keep(source, features)
+        return reading
 
     def learn(self, profile: Profile | None, photo: str, source: bytes | str | os.PathLike[str],
               dice: Sequence[ConfirmedDie]) -> Profile:
         """`profile` with one confirmed photo's dice added (vision.learn.learn_photo)."""
-        return learn_photo(profile, photo, source, dice, self.models, self.settings)
+        seen = self.recent.get(source) if isinstance(source, bytes) else None
+        return learn_photo(profile, photo, source, dice, self.models, self.settings, seen)

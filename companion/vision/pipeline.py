@@ -24,12 +24,13 @@ from companion.vision.detector import Detection
 from companion.vision.image_io import WorkImage, load_work_image
 from companion.vision.models import Models, load_models
 from companion.vision.profile import Profile
+from companion.vision.read_features import ReadFeatures
 from companion.vision.reading import DieReading, Reading
 from companion.vision.settings import ReadSettings
 from companion.vision.stage1_find_faces import find_faces
 from companion.vision.stage2_read import read_faces
 from companion.vision.stage3_one_per_cube import KeptBoxes, one_face_per_cube
-from companion.vision.stage4_decide import decide_dice
+from companion.vision.stage4_decide import DecidedDice, decide_dice
 from companion.vision.stage5_doubt import doubt_dice, doubt_scores_of
 
 DEFAULT_SETTINGS = ReadSettings()
@@ -45,6 +46,7 @@ class Analysis:
     dice: list[DieReading]  # dice[i] belongs to detections[i]
     unusual_light: bool = False  # the crops were corrected for a light beyond the training look's
     scores: np.ndarray | None = None  # (n, doubts.FEATURES): the doubts' scores, where asked for (analyse's `scores`)
+    features: ReadFeatures | None = None  # what learning the photo takes of each die (analyse's `learnable`)
 
 
 def _nothing() -> Analysis:
@@ -53,18 +55,29 @@ def _nothing() -> Analysis:
 
 def analyse(
     work: WorkImage, models: Models, settings: ReadSettings = DEFAULT_SETTINGS, dice_set: DiceSet | None = None,
-    profile: Profile | None = None, scores: bool = False,
+    profile: Profile | None = None, scores: bool = False, learnable: bool = False,
 ) -> Analysis:
     """Everything one reading computes, the stages in order (see the module docstring); with
-    `scores`, the doubts' continuous scores too (stage5_doubt.doubt_scores_of)."""
+    `scores`, the doubts' continuous scores too (stage5_doubt.doubt_scores_of); with `learnable`,
+    what learning the photo once confirmed takes of each die (read_features.py: the crops'
+    embeddings are then read for every die, as with a profile)."""
     dice_set = dice_set or standard_set()
-    kept = kept_boxes(work, models, settings, dice_set, profile, embeddings=False)
+    kept = kept_boxes(work, models, settings, dice_set, profile, embeddings=learnable)
     if kept is None:
         return _nothing()
     decided = decide_dice(kept, models, settings, dice_set, profile)
     dice = doubt_dice(decided, models.tuning, settings, dice_set)
     return Analysis(decided.detections, decided.value_logits, decided.color_logits, dice, kept.light.unusual,
-                    doubt_scores_of(decided, models.tuning) if scores else None)
+                    doubt_scores_of(decided, models.tuning) if scores else None,
+                    _features(decided, dice, kept.cast is not None) if learnable else None)
+
+
+def _features(decided: DecidedDice, dice: list[DieReading], white_reference: bool) -> ReadFeatures | None:
+    if decided.embedding is None or decided.base_probs is None:
+        return None  # a reader without an embedding: nothing to learn from
+    return ReadFeatures(np.array([d.box for d in dice], np.float64).reshape(-1, 4), decided.embedding,
+                        decided.base_probs[0], decided.base_probs[1], np.asarray(decided.faces, np.float32),
+                        decided.light_kind, white_reference)
 
 
 def kept_boxes(
@@ -86,7 +99,10 @@ def read_work_image(
     profile: Profile | None = None,
 ) -> list[DieReading]:
     """Read the dice of an already loaded photo (boxes in full-size upright pixels)."""
-    readings = analyse(work, models, settings, dice_set, profile).dice
+    return _in_order(analyse(work, models, settings, dice_set, profile).dice)
+
+
+def _in_order(readings: list[DieReading]) -> list[DieReading]:
     # reading order: top to bottom, then left to right, by rows of about one die's height
     return sorted(readings, key=lambda r: (round(r.box[1] / max(r.box[3] - r.box[1], 1)), r.box[0]))
 
@@ -104,9 +120,17 @@ def read_image(
     ProfileError for a profile learnt with another reader; a photo without dice gives a
     Reading with an empty list.
     """
+    return read_learnable(source, models, settings, profile, learnable=False)[0]
+
+
+def read_learnable(
+    source: bytes | str | os.PathLike, models: Models | None = None, settings: ReadSettings = DEFAULT_SETTINGS,
+    profile: Profile | None = None, learnable: bool = True,
+) -> tuple[Reading, ReadFeatures | None]:
+    """read_image, and (with `learnable`) what learning the photo once confirmed takes of its dice."""
     start = time.perf_counter()
     work = load_work_image(source)  # bad input fails before the models are even loaded
     models = models or load_models(settings.models_dir, settings.providers)
-    dice = read_work_image(work, models, settings, profile=profile)
+    analysis = analyse(work, models, settings, profile=profile, learnable=learnable)
     ms = (time.perf_counter() - start) * 1000
-    return Reading(work.full_width, work.full_height, dice, ms)
+    return Reading(work.full_width, work.full_height, _in_order(analysis.dice), ms), analysis.features

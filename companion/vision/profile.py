@@ -37,6 +37,7 @@ import io
 import json
 from collections.abc import Sequence
 import zipfile
+import zlib
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -69,6 +70,7 @@ FACE_UNSURE = 0.65
 UNLIKE = 0.75
 DROP_AFTER = 15
 MAX_DICE = 600  # learnt dice kept (about 80 photos); beyond it the oldest photos' dice are dropped
+TRIMMED_TO = 0.8  # ... down to this share of MAX_DICE
 _TINY = 1e-12
 
 
@@ -172,6 +174,8 @@ class Profile:
     base_face: np.ndarray  # (n,) the face head's probability that the box is a top face
     checked: np.ndarray  # (n,) bool: a player checked (or corrected) the die
     blend: Blend = field(default_factory=Blend)
+    # what the guard computed, kept with the profile (never in its file) for the next one (_Memo)
+    memo: "_Memo | None" = field(default=None, compare=False, repr=False)
 
     @classmethod
     def empty(cls, reader: str, dim: int) -> "Profile":
@@ -180,8 +184,9 @@ class Profile:
                    np.zeros(0, np.float32), np.zeros(0, bool))
 
     @classmethod
-    def merged(cls, reader: str, dim: int, parts: "list[Profile]") -> "Profile":
-        """One profile of the parts' dice (each part's photos in turn), checked once by the guard.
+    def merged(cls, reader: str, dim: int, parts: "list[Profile]", previous: "Profile | None" = None) -> "Profile":
+        """One profile of the parts' dice (each part's photos in turn), checked once by the guard
+        (`previous`: a profile of mostly the same photos, whose checks of them are not redone).
         Parts of another reader or width are refused (ProfileError)."""
         for part in parts:
             part.check_reader(reader)
@@ -196,7 +201,7 @@ class Profile:
             names = names + part.photos
         if len(set(names)) != len(names):
             raise ProfileError("two learnt parts name the same photo")
-        return _trimmed(reader, rows, photo, names)
+        return _trimmed(reader, rows, photo, names, previous)
 
     def __len__(self) -> int:
         return len(self.values)
@@ -219,21 +224,25 @@ class Profile:
         rows = _Rows(embeddings, values, colors, np.asarray(base_value, np.float32).reshape(n, N_VALUES),
                      np.asarray(base_color, np.float32).reshape(n, N_COLORS), face, looked)
         rows.check()
-        kept = self.remove(photo) if photo in self.photos else self
-        names = kept.photos + (photo,)
-        merged = _Rows.concat(kept._rows(), rows)
-        photo_idx = np.concatenate([kept.photo, np.full(n, len(names) - 1, np.int64)])
-        return _trimmed(self.reader, merged, photo_idx, names)
+        kept_rows, kept_photo, kept_names = self._without(photo)
+        names = kept_names + (photo,)
+        merged = _Rows.concat(kept_rows, rows)
+        photo_idx = np.concatenate([kept_photo, np.full(n, len(names) - 1, np.int64)])
+        return _trimmed(self.reader, merged, photo_idx, names, self)
 
     def remove(self, photo: str) -> "Profile":
         """This profile without the dice of `photo` (unchanged when it has none)."""
         if photo not in self.photos:
             return self
+        return _build(self.reader, *self._without(photo), self)
+
+    def _without(self, photo: str) -> "tuple[_Rows, np.ndarray, tuple[str, ...]]":
+        if photo not in self.photos:
+            return self._rows(), self.photo, self.photos
         gone = self.photos.index(photo)
         keep = self.photo != gone
         names = self.photos[:gone] + self.photos[gone + 1:]
-        photo_idx = self.photo[keep] - (self.photo[keep] > gone)
-        return _build(self.reader, self._rows().take(keep), photo_idx, names)
+        return self._rows().take(keep), self.photo[keep] - (self.photo[keep] > gone), names
 
     def check_reader(self, fingerprint: str) -> None:
         """ProfileError unless this profile was learnt with the reader of that fingerprint."""
@@ -305,7 +314,7 @@ class Profile:
             with np.load(io.BytesIO(data), allow_pickle=False) as npz:
                 arrays = {k: npz[k] for k in npz.files}
             header = json.loads(bytes(arrays.pop("header")).decode("utf-8"))
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, UnicodeDecodeError, zlib.error) as exc:
             raise ProfileError(f"{name} is not a dice profile file ({type(exc).__name__})") from None
         if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise ProfileError(f"{name} is not a dice profile file (no {FORMAT} header)")
@@ -372,24 +381,90 @@ class _Rows:
         return _Rows(*(np.concatenate([x, y]) for x, y in zip(a.arrays(), b.arrays())))
 
 
-def _trimmed(reader: str, rows: _Rows, photo: np.ndarray, photos: tuple[str, ...]) -> Profile:
-    """_build, keeping at most MAX_DICE dice: the oldest photos go first."""
+def _trimmed(reader: str, rows: _Rows, photo: np.ndarray, photos: tuple[str, ...],
+             previous: Profile | None = None) -> Profile:
+    """_build, keeping at most MAX_DICE dice: the oldest photos go first, down to TRIMMED_TO of
+    it (every photo's check then changes: at once for a few dozen photos, not at every photo)."""
     first = 0
-    while len(photo) - int((photo < first).sum()) > MAX_DICE and first < len(photos) - 1:
-        first += 1
+    if len(photo) > MAX_DICE:
+        while len(photo) - int((photo < first).sum()) > TRIMMED_TO * MAX_DICE and first < len(photos) - 1:
+            first += 1
     if first:
         keep = photo >= first
         rows, photo, photos = rows.take(keep), photo[keep] - first, photos[first:]
-    return _build(reader, rows, photo, photos)
+    return _build(reader, rows, photo, photos, previous)
 
 
-def _build(reader: str, rows: _Rows, photo: np.ndarray, photos: tuple[str, ...]) -> Profile:
-    # unit rows again: the file keeps embeddings in float16
-    emb = rows.embeddings / np.maximum(np.linalg.norm(rows.embeddings, axis=1, keepdims=True), _TINY)
+def _build(reader: str, rows: _Rows, photo: np.ndarray, photos: tuple[str, ...],
+           previous: Profile | None = None) -> Profile:
+    # unit rows again (the file keeps embeddings in float16); a unit row is left as it is, bit for
+    # bit, so that a profile made from another sees the same dice (_Memo)
+    norm = np.linalg.norm(rows.embeddings, axis=1, keepdims=True)
+    emb = np.where(np.abs(norm - 1.0) > 1e-6, rows.embeddings / np.maximum(norm, _TINY), rows.embeddings)
     rows = _Rows(emb.astype(np.float32), *rows.arrays()[1:])
-    blend = guard(rows, photo)
+    memo = _Memo.of(rows, photo, photos, previous)
+    blend = guard(rows, photo, memo, photos)
     return Profile(reader, rows.embeddings, rows.values, rows.colors, photo, photos, rows.base_value, rows.base_color,
-                   rows.base_face, rows.checked, blend)
+                   rows.base_face, rows.checked, blend, memo)
+
+
+@dataclass(frozen=True)
+class _Tally:
+    """One checked photo's changes (fixes and breaks per head) and the value shift it was read with."""
+
+    fixes_v: np.ndarray
+    breaks_v: np.ndarray
+    fixes_c: np.ndarray
+    breaks_c: np.ndarray
+    dice: int
+    bias: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Memo:
+    """The dice's cosines, and each checked photo's tally keyed by what it depends on (the photos
+    up to it and which of their dice teach): a profile made from another keeps what is unchanged,
+    so adding a photo scores that photo alone (the guard re-scores, never re-reads)."""
+
+    cos: np.ndarray  # (n, n)
+    same: np.ndarray  # (photos,) bool: the photo's dice are the previous profile's, unchanged
+    tallies: dict
+
+    @classmethod
+    def of(cls, rows: _Rows, photo: np.ndarray, photos: tuple[str, ...], previous: Profile | None) -> "_Memo":
+        n = len(rows.values)
+        src = np.full(n, -1, np.int64)
+        same = np.zeros(len(photos), bool)
+        old = previous.memo if previous is not None else None
+        if old is not None and previous is not None:
+            where = {name: k for k, name in enumerate(previous.photos)}
+            mine, theirs = _spans(photo, len(photos)), _spans(previous.photo, len(previous.photos))
+            for k, name in enumerate(photos):
+                j = where.get(name)
+                if j is not None and _same_dice(rows, mine[k], previous, theirs[j]):
+                    src[mine[k]] = np.arange(theirs[j].start, theirs[j].stop)
+                    same[k] = True
+        known = src >= 0
+        cos = np.empty((n, n), np.float32)
+        if old is not None and known.any():
+            m = int(known.sum())
+            if known[:m].all() and np.array_equal(src[:m], np.arange(src[0], src[0] + m)):
+                cos[:m, :m] = old.cos[src[0]:src[0] + m, src[0]:src[0] + m]  # the usual case: one span, in order
+            else:
+                cos[np.ix_(known, known)] = old.cos[np.ix_(src[known], src[known])]
+        fresh = ~known
+        if fresh.any():
+            # numpy's own loops, not BLAS: a few rows against all, where BLAS's threads on a busy
+            # machine can take tens of milliseconds to wake
+            cos[fresh] = np.einsum("id,jd->ij", rows.embeddings[fresh], rows.embeddings)
+            cos[:, fresh] = cos[fresh].T
+        return cls(cos, same, dict(old.tallies) if old is not None else {})
+
+    def known(self, photos: tuple[str, ...], upto: np.ndarray, teach: np.ndarray, k: int) -> "tuple[tuple, _Tally | None]":
+        """What photo k's tally depends on (the photos up to it, which of their dice teach), and
+        the tally kept for it (None: none, or a photo up to it is not the previous profile's)."""
+        key = (photos[:k + 1], teach[upto].tobytes())
+        return key, (self.tallies.get(key) if self.same[:k + 1].all() else None)
 
 
 def _kernel_of(cos: np.ndarray) -> np.ndarray:
@@ -529,12 +604,13 @@ def _teaching(rows: _Rows, cos: np.ndarray | None = None) -> np.ndarray:
     return teach | ~contradicted
 
 
-def guard(rows: _Rows, photo: np.ndarray) -> Blend:
-    """The shifts learnt from every teaching die, and what the check backs (module docstring)."""
+def guard(rows: _Rows, photo: np.ndarray, memo: _Memo | None = None, photos: tuple[str, ...] = ()) -> Blend:
+    """The shifts learnt from every teaching die, and what the check backs (module docstring).
+    `memo` (_Memo): the dice's cosines and the tallies of photos checked before, reused."""
     order = np.unique(photo)
     if len(order) < MIN_PHOTOS:
         return Blend()
-    cos = rows.embeddings @ rows.embeddings.T  # once, for every use below
+    cos = memo.cos if memo is not None else rows.embeddings @ rows.embeddings.T  # once, for every use below
     teach = _teaching(rows, cos)
     model = _Model.of(rows, teach, fit_bias(rows.base_value[teach], rows.values[teach])) if teach.any() else None
     fixes_v = np.zeros((N_VALUES, N_VALUES), np.int64)
@@ -543,20 +619,58 @@ def guard(rows: _Rows, photo: np.ndarray) -> Blend:
     breaks_c = np.zeros_like(fixes_c)
     checked = 0
     bias = None
+    used: dict = {}
     for k in order[max(1, len(order) - CHECK_PHOTOS):]:
-        before, out = (photo < k) & teach, photo == k
+        before = (photo < k) & teach
         if not before.any():
             continue
-        bias = fit_bias(rows.base_value[before], rows.values[before], start=bias)
-        past = _Model.of(rows, before, bias)
-        new_v, new_c = past.predict(rows.embeddings[out], rows.base_value[out], rows.base_color[out],
-                                    cos[np.ix_(out, before)])
-        # a fix counts only where a player checked the die; a break wherever its confirmed answer stands
-        trusted = rows.checked[out] | teach[out]
-        _tally(fixes_v, breaks_v, rows.base_value[out], new_v, rows.values[out], rows.checked[out], trusted)
-        _tally(fixes_c, breaks_c, rows.base_color[out], new_c, rows.colors[out], rows.checked[out], trusted)
-        checked += int(out.sum())
+        key, tally = memo.known(photos, photo <= k, teach, int(k)) if memo is not None else (None, None)
+        if tally is None:
+            tally = _check_photo(rows, photo == k, before, teach, cos, bias)
+        if key is not None:
+            used[key] = tally
+        bias = tally.bias
+        fixes_v += tally.fixes_v
+        breaks_v += tally.breaks_v
+        fixes_c += tally.fixes_c
+        breaks_c += tally.breaks_c
+        checked += tally.dice
+    if memo is not None:  # the tallies this profile's photos still need, for the next one
+        memo.tallies.clear()
+        memo.tallies.update(used)
     return Blend(model, _check(fixes_v, breaks_v), _check(fixes_c, breaks_c), checked, _may_drop(rows, photo, cos))
+
+
+def _spans(photo: np.ndarray, photos: int) -> list[slice]:
+    """Each photo's rows (the rows are in learning order: each photo's dice together)."""
+    edges = np.searchsorted(photo, np.arange(photos + 1))
+    return [slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
+
+
+def _same_dice(rows: _Rows, mine: slice, previous: Profile, theirs: slice) -> bool:
+    return (mine.stop - mine.start == theirs.stop - theirs.start
+            and np.array_equal(rows.embeddings[mine], previous.embeddings[theirs])
+            and np.array_equal(rows.values[mine], previous.values[theirs])
+            and np.array_equal(rows.colors[mine], previous.colors[theirs])
+            and np.array_equal(rows.checked[mine], previous.checked[theirs]))
+
+
+def _check_photo(rows: _Rows, out: np.ndarray, before: np.ndarray, teach: np.ndarray, cos: np.ndarray,
+                 bias: np.ndarray | None) -> _Tally:
+    """One photo read with what the teaching dice before it taught: its changes, fixes and breaks."""
+    bias = fit_bias(rows.base_value[before], rows.values[before], start=bias)
+    past = _Model.of(rows, before, bias)
+    new_v, new_c = past.predict(rows.embeddings[out], rows.base_value[out], rows.base_color[out],
+                                cos[np.ix_(out, before)])
+    fixes_v = np.zeros((N_VALUES, N_VALUES), np.int64)
+    breaks_v = np.zeros_like(fixes_v)
+    fixes_c = np.zeros((N_COLORS, N_COLORS), np.int64)
+    breaks_c = np.zeros_like(fixes_c)
+    # a fix counts only where a player checked the die; a break wherever its confirmed answer stands
+    trusted = rows.checked[out] | teach[out]
+    _tally(fixes_v, breaks_v, rows.base_value[out], new_v, rows.values[out], rows.checked[out], trusted)
+    _tally(fixes_c, breaks_c, rows.base_color[out], new_c, rows.colors[out], rows.checked[out], trusted)
+    return _Tally(fixes_v, breaks_v, fixes_c, breaks_c, int(out.sum()), bias)
 
 
 def _tally(fixes: np.ndarray, breaks: np.ndarray, base: np.ndarray, new: np.ndarray, labels: np.ndarray,

@@ -56,6 +56,9 @@ class DecidedDice:
     second: np.ndarray  # maybe a second box on a cube (cubes.py)
     lone: np.ndarray  # maybe a side face whose top face was missed (top_faces.py)
     side: np.ndarray  # the cube model's probability that the box is a side face (0 without one)
+    embedding: np.ndarray | None = None  # the reader's, of the kept boxes' crops
+    base_probs: tuple[np.ndarray, np.ndarray] | None = None  # value and colour probabilities before any profile
+    light_kind: str | None = None  # light_colour.photo_kind: which colour head read the colours
 
 
 def decide_dice(
@@ -73,7 +76,9 @@ def decide_dice(
     # the kept faces' inks, against their bodies where these are a white reference: measured
     # once, when first asked (the colour head, the joint colours and the ink doubts ask alike)
     inks = functools.cache(lambda: measure_inks(work.rgb, boxes, light=cast is not None))
-    color_probs = _colour_probs(models, photo_kind(kept.light, cast), color_logits, embedding, settings, inks)
+    kind = photo_kind(kept.light, cast)
+    color_probs = colour_probs(models, kind, color_logits, embedding, settings, inks)
+    base_probs = (value_probs, color_probs)
     unbacked = np.zeros(len(detections), dtype=bool)
     if profile is not None:  # what this table's confirmed dice taught, before the set's constraint
         applied = profile.apply(embedding, value_probs, color_probs)
@@ -89,7 +94,7 @@ def decide_dice(
     return DecidedDice(work, detections, faces, value_logits, color_logits, cal.color_temperature, value_probs,
                        color_probs, decoded, flags,
                        cast, inks, None if read.agree is None else read.agree[keep], kept.second[keep],
-                       kept.lone[keep], kept.side[keep])
+                       kept.lone[keep], kept.side[keep], embedding, base_probs, kind)
 
 
 def usual_light(cast: float | None) -> bool:
@@ -97,7 +102,7 @@ def usual_light(cast: float | None) -> bool:
     return cast is not None and cast <= UNUSUAL_CAST
 
 
-def _colour_probs(models: Models, light: str | None, color_logits: np.ndarray, embedding: np.ndarray | None,
+def colour_probs(models: Models, light: str | None, color_logits: np.ndarray, embedding: np.ndarray | None,
                   settings: ReadSettings, inks: Callable[[], list[Ink]]) -> np.ndarray:
     """The colour probabilities of the dice read: from the colour head learnt for the photo's
     light (`light`: light_colour.photo_kind) where the models have one, else the reader's, less

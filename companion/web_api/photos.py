@@ -70,7 +70,7 @@ class PhotoReader:
     def _frame_reader(self, reader: DiceReader) -> DiceReader:
         """The same models with frame_settings (made once, for the runtime's reader)."""
         if self._frames is None or self._frames.models is not reader.models:
-            self._frames = dataclasses.replace(reader, settings=frame_settings(reader.settings))
+            self._frames = dataclasses.replace(reader, settings=frame_settings(reader.settings), learns=False)
         return self._frames
 
 

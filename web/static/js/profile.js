@@ -111,22 +111,42 @@ export function mountDiceSets(container, info) {
   return draw;
 }
 
-// The turn screen's line: what the game's set learnt. Returns a refresh function.
+// Per ink, then per value: what the set learnt of it and whether that changes readings.
+export function learntItemsHtml(set) {
+  const items = set.learnt || [];
+  if (!items.length) return "";
+  const row = (item) => `<li data-kind="${esc(item.kind)}" data-name="${esc(item.name)}">${esc(item.kind === "ink" ? `${item.name} ink` : `value ${item.name}`)}:
+    learnt from ${item.dice} ${item.dice === 1 ? "die" : "dice"} (${item.checked} checked)${item.in_use ? ", changes readings" : ", not used yet"}</li>`;
+  return `<summary>Per ink and value</summary><ul>${items.map(row).join("")}</ul>`;
+}
+
+// The turn screen's line: what the game's set learnt, per ink and per value under it. Returns a
+// refresh function.
 export function mountLearnt(container, gameId) {
   const line = document.createElement("p");
   line.className = "learnt-line muted";
   line.id = "learnt";
   line.setAttribute("role", "status");
   container.appendChild(line);
+  const detail = document.createElement("details");
+  detail.className = "learnt-detail muted";
+  detail.id = "learnt-detail";
+  detail.hidden = true;
+  container.appendChild(detail);
   // `set`: what the set learnt, as a confirm's reply gives it (else it is asked for).
   let serial = 0;
   const refresh = async (set = null) => {
     const mine = ++serial;
     try {
       const learnt = set || (await setsApi.ofGame(gameId));
-      if (mine === serial) line.textContent = learntText(learnt);
+      if (mine !== serial) return;
+      line.textContent = learntText(learnt);
+      const open = detail.open;
+      detail.innerHTML = learntItemsHtml(learnt);
+      detail.open = open;
+      detail.hidden = !detail.innerHTML;
     } catch (err) {
-      if (mine === serial) line.textContent = "";
+      if (mine === serial) { line.textContent = ""; detail.hidden = true; }
     }
   };
   refresh();

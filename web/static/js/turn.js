@@ -19,6 +19,7 @@ import { LiveView } from "./live.js";
 import { cropStyle, outlineSvg } from "./overlay.js";
 import { preparePhoto } from "./photo.js";
 import { pickDie } from "./picker.js";
+import { Pointer, pointedBoxes, pointedSvg } from "./point.js";
 import { announcementHtml, historyHtml, markPadScroll, scorepadHtml } from "./scorepad.js";
 
 const GROUP_NAMES = { set: "Set", run: "Run", color: "One colour" };
@@ -116,6 +117,7 @@ class TurnView {
       if (chip) this.editDie(Number(chip.dataset.index));
     });
     this.$("#add-die").addEventListener("click", () => this.addDie());
+    this.pointer = new Pointer(this.$("#photo"), () => this.drawPhoto()); // point.js: where a typed die lies
     this.$("#overlay").addEventListener("click", (event) => {
       const shape = event.target.closest("[data-source]");
       if (!shape) return;
@@ -258,6 +260,7 @@ class TurnView {
   drawPhoto() {
     const box = this.$("#photo");
     const photo = this.draft.photo;
+    this.pointer.forget(this.draft.dice, photo);
     box.hidden = !photo;
     if (!photo) return;
     const img = this.$("#photo-img");
@@ -272,7 +275,7 @@ class TurnView {
     svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
     const shown = svg.getBoundingClientRect();
     const scale = Math.min(shown.width / width, shown.height / height) || 1 / 10;
-    svg.innerHTML = outlineSvg(photo.reading, this.draft.dice, scale, describe);
+    svg.innerHTML = outlineSvg(photo.reading, this.draft.dice, scale, describe) + pointedSvg(this.draft.dice, scale);
     const fromPhoto = this.draft.dice.filter((die) => die.source !== null);
     const unsure = this.asked().length;
     // Only what the reader is sure of counts as found: the rest is for the player to check.
@@ -515,8 +518,10 @@ class TurnView {
     const result = await pickDie(this.info, { title: `Add die ${this.draft.dice.length + 1}`, canRemove: false });
     if (!result || !result.token) return;
     this.showError("");
-    this.draft.dice.push({ token: result.token, source: null, uncertain: false, checked: true });
+    const die = { token: result.token, source: null, uncertain: false, checked: true };
+    this.draft.dice.push(die);
     this.changed();
+    if (this.draft.photo) this.pointer.ask(die, this.draft.photo.reading, this.draft.dice.length);
   }
 
   // --- photos ---------------------------------------------------------------------------
@@ -572,6 +577,7 @@ class TurnView {
       body.photo_id = d.photo.id;
       body.sources = d.dice.map((x) => x.source);
       body.checked = d.dice.map((x) => !!x.checked); // learning tells a checked die from a guess
+      body.boxes = pointedBoxes(d.dice);
     }
     this.own = ownRecord(body);
     try {
