@@ -101,6 +101,8 @@ data-table: $(STAMP) system-deps
 	$(GAMES) --out data/table/report --games 48 --look table --seed 5301
 	$(GAMES) --out data/table/warm_choose --games 16 --look table-warm --seed 5401
 	$(GAMES) --out data/table/warm_report --games 16 --look table-warm --seed 5501
+	$(GAMES) --out data/table/far_choose --games 24 --look far --seed 7101
+	$(GAMES) --out data/table/far_report --games 24 --look far --seed 7001
 
 # Photos of a look the models never trained on, cheap to make: the generator as it first was
 # (commit 73db4eb: its dice, shading, tables and camera drawn otherwise), run from its own tree in
