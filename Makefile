@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench snapshot-check data data-stress data-choosing data-v1 data-blender train-env system-deps clean
+.PHONY: run test lint bench snapshot-check data data-stress data-choosing data-table data-v1 data-blender train-env system-deps clean
 
 # `make run LAN=1`: serve on the local network, for the phones at the table (join by QR code).
 run: $(STAMP)
@@ -92,6 +92,17 @@ data-choosing: $(STAMP) system-deps
 	$(CHOOSE) --out data/more/stress_cold_calib --count 300 --seed 8601 --light cold
 	$(CHOOSE) --out data/page_calib --count 300 --seed 8701 --phone --long-side 1920 --jpeg-quality 90
 	$(CHOOSE) --out data/page_far_calib --count 100 --seed 8702 --phone-far --long-side 1920 --jpeg-quality 90
+
+# Table sequences: games of 8 photos, one set, table, light and phone each, where colour is
+# weakest (docs/synthetic_data.md): choosing and reporting sets, seeds apart.
+GAMES := $(BIN)/python -m training.synth.games --photos 8 --workers 2
+data-table: $(STAMP) system-deps
+	$(GAMES) --out data/table/choose --games 32 --look table --seed 5201
+	$(GAMES) --out data/table/report --games 48 --look table --seed 5301
+	$(GAMES) --out data/table/warm_choose --games 16 --look table-warm --seed 5401
+	$(GAMES) --out data/table/warm_report --games 16 --look table-warm --seed 5501
+	$(GAMES) --out data/table/far_choose --games 24 --look far --seed 7101
+	$(GAMES) --out data/table/far_report --games 24 --look far --seed 7001
 
 # Photos of a look the models never trained on, cheap to make: the generator as it first was
 # (commit 73db4eb: its dice, shading, tables and camera drawn otherwise), run from its own tree in

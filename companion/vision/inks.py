@@ -80,17 +80,21 @@ def measure_inks(rgb: np.ndarray, boxes: list[tuple[float, float, float, float]]
     """
     if light is None:
         light = light_reference(rgb, boxes) is not None
-    return patch_inks([_patch(rgb, box, PATCH) for box in boxes], light)
+    return patch_inks([face_centre(rgb, box) for box in boxes], light)
+
+
+def face_centre(rgb: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarray | None:
+    """The centre of a face whose ink is measured (PATCH pixels square); None when too small."""
+    return _patch(rgb, box, PATCH)
 
 
 def patch_inks(patches: list[np.ndarray | None], light: bool) -> list[Ink]:
     """The inks of one photo's face centres (sRGB uint8 patches; None: not measured), on light
     bodies or dark ones (see measure_inks)."""
     pixels = [None if p is None else _linear(p).reshape(-1, 3) for p in patches]
-    measured = [px for px in pixels if px is not None]
-    if not measured:
+    body_chroma = body_chroma_of(patches)
+    if body_chroma is None:
         return [Ink(0.0, 0.0, False) for _ in patches]
-    body_chroma = np.median(_log_chroma(np.concatenate(measured)), axis=0)
     return [_ink(p, px, body_chroma, light) if p is not None and px is not None else Ink(0.0, 0.0, False)
             for p, px in zip(patches, pixels)]
 
@@ -105,9 +109,29 @@ def _ink(patch: np.ndarray, px: np.ndarray, body_chroma: np.ndarray, light: bool
     # the body, not its few farthest pixels (whose colour JPEG has partly taken away): on
     # data/calib and its warm, tilt and cold sets, 35-75 % fewer of a photo's red-orange and
     # green-blue pairs of dice are measured in the wrong order than by those pixels.
+    return _hue(_offset(patch, near), light)
+
+
+def ink_offset(patch: np.ndarray, body_chroma: np.ndarray) -> np.ndarray:
+    """A light body's face centre (sRGB uint8 patch): its mean offset from its own body (the
+    pixels nearest the set's body chromaticity `body_chroma`, see measure_inks), per channel as
+    a ratio to the body less one; its colour is what _hue measures, its mean how much darker the
+    ink is than the body."""
+    px = _linear(patch).reshape(-1, 3)
+    return _offset(patch, np.argsort(np.linalg.norm(_log_chroma(px) - body_chroma, axis=1)))
+
+
+def body_chroma_of(patches: list[np.ndarray | None]) -> np.ndarray | None:
+    """The set's body chromaticity: the median of all the faces' pixels (measure_inks)."""
+    measured = [_linear(p).reshape(-1, 3) for p in patches if p is not None]
+    return np.median(_log_chroma(np.concatenate(measured)), axis=0) if measured else None
+
+
+def _offset(patch: np.ndarray, near: np.ndarray) -> np.ndarray:
+    """The patch's mean offset from its body (the BODY_SHARE of pixels first in `near`)."""
     srgb = patch.reshape(-1, 3).astype(np.float64) / 255.0
     body = np.median(srgb[near[: int(BODY_SHARE * len(srgb))]], axis=0)
-    return _hue(np.mean(srgb / np.maximum(body, 1e-3) - 1.0, axis=0), light)
+    return np.mean(srgb / np.maximum(body, 1e-3) - 1.0, axis=0)
 
 
 def _dark_ink(px: np.ndarray) -> Ink:

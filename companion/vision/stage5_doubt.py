@@ -18,13 +18,18 @@ from companion.vision.tuning import Tuning
 
 def doubt_dice(decided: DecidedDice, tuning: Tuning, settings: ReadSettings, dice_set: DiceSet) -> list[DieReading]:
     """The decided dice as read, each flagged when any doubt not disabled holds (in detection order)."""
+    names = doubt_names(decided, tuning, settings)
+    return [_reading(decided.image, decided.detections[d.index], d, names[d.index], decided.value_probs[d.index],
+                     decided.color_probs[d.index], dice_set) for d in decided.decoded]
+
+
+def doubt_names(decided: DecidedDice, tuning: Tuning, settings: ReadSettings) -> list[list[str]]:
+    """Per kept box, the names of the doubts not disabled that hold for it."""
     detections = decided.detections
-    context = _context(decided, tuning)
-    flags = {**decided.flags, **raised(context, settings.disabled_doubts)}
+    flags = {**decided.flags, **raised(_context(decided, tuning), settings.disabled_doubts)}
     if "doubted_photos" not in settings.disabled_doubts:  # many dice flagged: the photo's less sure ones too
         flags["doubted_photos"] = _doubted(_any(flags, len(detections)), decided.decoded, tuning)
-    return [_reading(decided.image, detections[d.index], d, [name for name, f in flags.items() if f[d.index]],
-                     decided.value_probs[d.index], decided.color_probs[d.index], dice_set) for d in decided.decoded]
+    return [[name for name, f in flags.items() if f[i]] for i in range(len(detections))]
 
 
 def doubt_scores_of(decided: DecidedDice, tuning: Tuning) -> np.ndarray:

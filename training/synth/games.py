@@ -13,6 +13,11 @@ validation-only families, the body one of BODIES_GAMES (none in training), every
 degrees of hue off its base (training: within 7), the table one of the validation-only kinds.
 The light is one of LIGHTS: a warm lamp, daylight, or a dim room.
 
+`--look table` draws the table look the reader's colours are weakest in: white, ivory, light-
+and mid-grey bodies on green or blue felt, wood or slate, the felt's colour bounced onto the
+dice and taken in part for the light's by the phone's white balance, a key light of 2200-7000 K that the phone's auto white balance corrects only in part
+(30-80 %), a phone's S-shaped tone curve and JPEG 72-92.
+
 `--look far` draws from further still (LOOKS["far"]): inks 12..20 degrees of hue off, bodies
 of the training set's greys and black, and a hot lamp (2200-2800 K) beside the three lights:
 where the base reader makes enough mistakes for a table's profile to be tested hard.
@@ -44,7 +49,7 @@ from training.synth.effects import apply_effects, kelvin_rgb, sample_effects
 from training.synth.fonts import fonts_for_split
 from training.synth.scene import (
     GENERATOR_VERSION, SIZES, TABLE_STEP, Photo, SceneOptions, _camera, _conditions, _draw_dice, _focus_map,
-    _label, _n_dice, _overlays, _shadows, _table_coords, place_clutter, place_dice, place_pip_dice,
+    _dice_mask, _label, _n_dice, _overlays, _shadows, _table_coords, place_clutter, place_dice, place_pip_dice,
 )
 from training.synth.clutter import draw_item, item_texture
 from training.synth.textures import TABLES_VAL, render_table
@@ -70,22 +75,46 @@ LIGHTS: dict[str, tuple[tuple[float, float], tuple[float, float], tuple[float, f
 
 
 
+TABLES_GAMES = tuple(t for t in TABLES_VAL if t in ("marble", "tartan", "terrazzo")) or TABLES_VAL
+
+
 @dataclass(frozen=True)
 class GameLook:
-    """Where a game's dice and light are drawn from."""
+    """Where a game's dice, table, light and phone are drawn from."""
 
     bodies: dict[str, tuple[float, float, float]]
     ink_hue_off: tuple[float, float]  # degrees, either way
     lights: dict[str, tuple[tuple[float, float], tuple[float, float], tuple[float, float]]]
+    tables: tuple[str, ...] = TABLES_GAMES
+    wb_correction: tuple[float, float] = (0.5, 1.0)  # how much of the light's colour the phone corrects
+    bounce: tuple[float, float] = (0.0, 0.0)  # the table's colour's share of the light on the dice
+    tone: tuple[float, float] = (0.0, 0.0)  # how strongly the phone's S-shaped tone curve bends the codes
+    jpeg: tuple[int, int] | None = None  # JPEG quality range (None: the camera effects' own)
+    # how far the phone's auto white balance takes the table's colour for the light's (grey world)
+    table_balance: tuple[float, float] = (0.0, 0.0)
 
 
+# The table look: a key light anywhere from a candle-warm lamp to shade, named by its warmth.
+TABLE_LIGHTS: dict[str, tuple[tuple[float, float], tuple[float, float], tuple[float, float]]] = {
+    "warm-key": ((2200.0, 3500.0), (0.25, 0.5), (35.0, 85.0)),
+    "neutral-key": ((3500.0, 5500.0), (0.3, 0.6), (35.0, 85.0)),
+    "cool-key": ((5500.0, 7000.0), (0.4, 0.7), (35.0, 85.0)),
+}
 LOOKS: dict[str, GameLook] = {
     "games": GameLook(BODIES_GAMES, INK_HUE_OFF, LIGHTS),
     "far": GameLook({"light-grey": (0.80, 0.80, 0.80), "grey": (0.55, 0.56, 0.58), "black": (0.07, 0.07, 0.08),
                      "lavender": BODIES_GAMES["lavender"]}, (12.0, 20.0),
                     {**LIGHTS, "hot-lamp": ((2200.0, 2800.0), (0.25, 0.45), (45.0, 85.0))}),
+    "table": GameLook({"white": (0.95, 0.95, 0.95), "ivory": (0.93, 0.90, 0.80), "light-grey": (0.80, 0.80, 0.80),
+                       "grey": (0.55, 0.56, 0.58)}, (0.0, 10.0), TABLE_LIGHTS,
+                      ("felt-green", "felt-blue", "wood", "slate"), (0.3, 0.8), (0.1, 0.35), (0.3, 0.8), (72, 92),
+                      (0.15, 0.5)),
+    # the table look at its hardest for colour: light-grey, mid-grey and ivory bodies on felt under a
+    # warm key light the phone corrects little, much of the felt's colour bounced onto the dice
+    "table-warm": GameLook({"ivory": (0.93, 0.90, 0.80), "light-grey": (0.80, 0.80, 0.80), "grey": (0.55, 0.56, 0.58)},
+                           (0.0, 10.0), {"warm-key": TABLE_LIGHTS["warm-key"]}, ("felt-green", "felt-blue"),
+                           (0.2, 0.6), (0.25, 0.5), (0.3, 0.8), (72, 92), (0.0, 0.2)),
 }
-TABLES_GAMES = tuple(t for t in TABLES_VAL if t in ("marble", "tartan", "terrazzo")) or TABLES_VAL
 
 
 @dataclass(frozen=True)
@@ -99,6 +128,10 @@ class GameSetting:
     table_seed: int
     size: tuple[int, int]
     wb_correction: float  # how much of the light's colour the phone corrects
+    bounce: float = 0.0  # the table's colour's share of the light on the dice
+    tone: float = 0.0  # the phone's tone curve's strength (0: none)
+    jpeg_quality: int | None = None  # the phone's JPEG quality (None: each photo's own)
+    table_balance: float = 0.0  # how far the phone's white balance takes the table's colour for the light's
 
 
 def game_rng(seed: int, game: int, photo: int | None = None) -> np.random.Generator:
@@ -132,11 +165,18 @@ def _light(rng: np.random.Generator, lights: dict) -> tuple[str, Light]:
 
 def game_setting(seed: int, game: int, look_name: str = "games") -> GameSetting:
     rng = game_rng(seed, game)
-    look = _look(rng, LOOKS[look_name])
-    kind, light = _light(rng, LOOKS[look_name].lights)
-    table = str(rng.choice(TABLES_GAMES))
+    kind = LOOKS[look_name]
+    look = _look(rng, kind)
+    light_kind, light = _light(rng, kind.lights)
+    table = str(rng.choice(kind.tables))
     size = SIZES[int(rng.integers(len(SIZES)))]
-    return GameSetting(look, light, kind, table, int(rng.integers(2**31)), size, float(rng.uniform(0.5, 1.0)))
+    setting = GameSetting(look, light, light_kind, table, int(rng.integers(2**31)), size,
+                          float(rng.uniform(*kind.wb_correction)))
+    # drawn after the rest, so the other looks' games stay as they were
+    bounce, tone = float(rng.uniform(*kind.bounce)), float(rng.uniform(*kind.tone))
+    quality = None if kind.jpeg is None else int(rng.integers(kind.jpeg[0], kind.jpeg[1] + 1))
+    return replace(setting, bounce=bounce, tone=tone, jpeg_quality=quality,
+                   table_balance=float(rng.uniform(*kind.table_balance)))
 
 
 def render_game_photo(seed: int, game: int, photo: int, look_name: str = "games") -> Photo:
@@ -159,20 +199,52 @@ def render_game_photo(seed: int, game: int, photo: int, look_name: str = "games"
         draw_item(canvas, cam, item, item_texture(rng, item, fonts) * np.float32([light.lambert(UP)] * 3 + [1.0]))
     _shadows(canvas, cam, dice + pips, light)
     _draw_dice(rng, canvas, cam, setting.look, dice, pips, light, opts)
+    if setting.bounce > 0:
+        _bounce(canvas, _dice_mask(cam, dice + pips), table, setting.bounce)
     extras = _overlays(rng, canvas, cam, dice, light, opts)
     light_rgb = kelvin_rgb(light.kelvin)
     canvas *= light_rgb.astype(np.float32)
     fx = sample_effects(rng, light_rgb)
     # one phone under one light: the colour cast it leaves is the game's, not the photo's
-    fx = replace(fx, wb_gain=tuple(float(g) for g in (1.0 / light_rgb) ** setting.wb_correction), tint=(1.0, 1.0, 1.0))
+    wb = (1.0 / light_rgb) ** setting.wb_correction
+    if setting.table_balance > 0:  # a grey-world balance, misled by a coloured table that fills the frame
+        colour = table.reshape(-1, 3).mean(axis=0)
+        wb = wb * (colour / max(float(colour.mean()), 1e-3)) ** -setting.table_balance
+    fx = replace(fx, wb_gain=tuple(float(g) for g in wb), tint=(1.0, 1.0, 1.0))
+    if setting.jpeg_quality is not None:
+        fx = replace(fx, jpeg_quality=setting.jpeg_quality)
     depth = _focus_map(rng, cam, dice) if fx.blur_kind == "defocus" and cam.tilt_deg > 12 and rng.random() < 0.5 else None
     image = apply_effects(rng, canvas, fx, depth, None)
+    if setting.tone > 0:
+        image = cv2.LUT(image, tone_curve(setting.tone))
     labels = [lab for lab in (_label(cam, d) for d in dice) if lab is not None]
     conditions = _conditions("games", setting.look, cam, light, setting.table, fx, dice, items, out_of_frame)
     conditions.update({"pip_dice": len(pips), **extras, "depth_of_field": depth is not None,
                        "generator": GENERATOR_VERSION, "seed": seed, "game": game, "photo": photo,
                        "light_kind": setting.light_kind, "look": look_name})
+    if look_name.startswith("table"):
+        conditions.update({"bounce": round(setting.bounce, 2), "tone": round(setting.tone, 2),
+                           "wb_correction": round(setting.wb_correction, 2),
+                           "table_balance": round(setting.table_balance, 2),
+                           "body_on_table": f"{setting.look.body_name} on {setting.table}"})
     return Photo(image, labels, conditions)
+
+
+def _bounce(canvas: np.ndarray, dice: np.ndarray, table: np.ndarray, share: float) -> None:
+    """The dice (mask `dice`) lit partly by light the table reflects: tinted by the table's mean
+    colour, `share` of the light on them, their brightness kept."""
+    colour = table.reshape(-1, 3).mean(axis=0)
+    tint = (1.0 + share * colour / max(float(colour.mean()), 1e-3)) / (1.0 + share)
+    canvas[dice] *= tint.astype(np.float32)
+
+
+def tone_curve(strength: float) -> np.ndarray:
+    """A phone's tone curve as a 256-entry look-up table: the shadows lifted and the highlights
+    rolled off (an S on a brightening curve), `strength` of the way from the codes as they are."""
+    x = np.arange(256) / 255.0
+    lifted = x ** (1 / 1.8)
+    phone = lifted + 0.35 * (lifted * lifted * (3 - 2 * lifted) - lifted)
+    return np.clip(255.0 * (x + strength * (phone - x)) + 0.5, 0, 255).astype(np.uint8)
 
 
 @dataclass(frozen=True)

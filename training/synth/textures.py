@@ -72,6 +72,26 @@ def felt(rng, x, y):
     return colour * (1 + 0.06 * fibre + 0.05 * mottle)[:, :, None]
 
 
+def _plain_felt(rng, x, y, hue: tuple[float, float], sat: tuple[float, float], val: tuple[float, float]):
+    """A felt of one chosen colour: a games mat whose colour lights the dice above it."""
+    colour = _hsv(rng.uniform(*hue), rng.uniform(*sat), rng.uniform(*val))
+    fibre = _sample(_noise_tile(rng, 128, 0.6), x, y, 0.6)
+    mottle = _sample(_noise_tile(rng, 64, 4), x, y, 0.03)
+    return colour * (1 + 0.06 * fibre + 0.05 * mottle)[:, :, None]
+
+
+def felt_green(rng, x, y):
+    return _plain_felt(rng, x, y, (0.30, 0.40), (0.45, 0.85), (0.25, 0.6))
+
+
+def felt_blue(rng, x, y):
+    return _plain_felt(rng, x, y, (0.56, 0.64), (0.45, 0.85), (0.25, 0.6))
+
+
+def slate(rng, x, y):
+    return _plain_felt(rng, x, y, (0.52, 0.62), (0.05, 0.2), (0.12, 0.3))
+
+
 def cloth(rng, x, y):
     u, v = _rotated(x, y, rng.uniform(0, np.pi))
     freq = rng.uniform(2.0, 5.0)
@@ -233,7 +253,7 @@ KINDS: dict[str, Callable] = {
     "printed-fabric": printed_fabric, "newspaper": newspaper,
     "wood": wood, "felt": felt, "cloth": cloth, "laminate": laminate, "checks": checks, "stripes": stripes,
     "dots": dots, "stone": stone, "tiles": tiles, "paper-mat": paper_mat, "marble": marble, "tartan": tartan,
-    "terrazzo": terrazzo,
+    "terrazzo": terrazzo, "felt-green": felt_green, "felt-blue": felt_blue, "slate": slate,
 }
 
 
