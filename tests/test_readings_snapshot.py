@@ -4,7 +4,9 @@ the readings changed (training/readings_snapshot.py; its `check` compares the ge
 
 from __future__ import annotations
 
-from training.readings_snapshot import SAMPLES_SNAPSHOT, differences, load, photos, read_all
+import json
+
+from training.readings_snapshot import SAMPLES_SNAPSHOT, differences, load, photos, read_all, snapshot_row
 
 
 def test_the_sample_photos_read_as_the_snapshot_says():
@@ -19,3 +21,15 @@ def test_the_snapshot_comparison_sees_a_changed_die():
     first["dice"] = [{**first["dice"][0], "uncertain": not first["dice"][0]["uncertain"]}, *first["dice"][1:]]
     found = differences(rows, changed)
     assert len(found) == 1 and found[0].startswith(first["image"] + ":")
+
+
+def test_companion_read_json_gives_the_snapshot(capsys):
+    # The snapshot is `companion read --json` without the time: the command reads as read_all does.
+    from companion.cli import main
+
+    paths = photos(samples=True)
+    assert main(["read", "--json", *[p.relative_to(SAMPLES_SNAPSHOT.parents[2]).as_posix() for p in paths]]) == 0
+    got = [snapshot_row(row["image"], {k: v for k, v in row.items() if k != "image"})
+           for row in map(json.loads, capsys.readouterr().out.splitlines())]
+    found = differences(load(SAMPLES_SNAPSHOT), got)
+    assert not found, "companion read --json reads otherwise than the snapshot:\n" + "\n".join(found)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -80,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
     if runtime.reader is None:
         print(f"companion read: {runtime.reader_problem}", file=sys.stderr)
         return EXIT_NO_MODELS
-    reader = runtime.reader
+    # Read, never learnt from: no features kept (the server's reader keeps them, to learn a confirm).
+    reader = dataclasses.replace(runtime.reader, learns=False)
     profile = None
     if args.profile:
         from companion.cli.learn import load_profile
