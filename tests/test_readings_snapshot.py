@@ -5,8 +5,9 @@ the readings changed (training/readings_snapshot.py; its `check` compares the ge
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from training.readings_snapshot import SAMPLES_SNAPSHOT, differences, load, photos, read_all, snapshot_row
+from training.readings_snapshot import ROOT, SAMPLES_SNAPSHOT, differences, load, photos, read_all, snapshot_row
 
 
 def test_the_sample_photos_read_as_the_snapshot_says():
@@ -27,9 +28,8 @@ def test_companion_read_json_gives_the_snapshot(capsys):
     # The snapshot is `companion read --json` without the time: the command reads as read_all does.
     from companion.cli import main
 
-    paths = photos(samples=True)
-    assert main(["read", "--json", *[p.relative_to(SAMPLES_SNAPSHOT.parents[2]).as_posix() for p in paths]]) == 0
-    got = [snapshot_row(row["image"], {k: v for k, v in row.items() if k != "image"})
-           for row in map(json.loads, capsys.readouterr().out.splitlines())]
+    assert main(["read", "--json", *map(str, photos(samples=True))]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    got = [snapshot_row(Path(row.pop("image")).relative_to(ROOT).as_posix(), row) for row in rows]
     found = differences(load(SAMPLES_SNAPSHOT), got)
     assert not found, "companion read --json reads otherwise than the snapshot:\n" + "\n".join(found)
