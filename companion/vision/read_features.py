@@ -16,6 +16,7 @@ import threading
 
 import numpy as np
 
+from companion.vision.detector import box_ious
 from companion.vision.reading import Box
 
 SAME_DIE = 0.5  # a confirmed box overlapping a read one this much (IoU) is that die, as evaluation matches
@@ -41,7 +42,7 @@ class ReadFeatures:
         out: list[int | None] = [None] * len(boxes)
         if not boxes or not len(self):
             return out
-        iou = _iou(np.asarray(boxes, np.float64).reshape(-1, 4), self.boxes.astype(np.float64))
+        iou = box_ious(np.asarray(boxes, np.float64).reshape(-1, 1, 4), self.boxes.astype(np.float64)[None])
         for flat in np.argsort(-iou, axis=None):
             i, j = divmod(int(flat), iou.shape[1])
             if iou[i, j] < SAME_DIE:
@@ -49,16 +50,6 @@ class ReadFeatures:
             if out[i] is None and j not in out:
                 out[i] = j
         return out
-
-
-def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    x0 = np.maximum(a[:, None, 0], b[None, :, 0])
-    y0 = np.maximum(a[:, None, 1], b[None, :, 1])
-    x1 = np.minimum(a[:, None, 2], b[None, :, 2])
-    y1 = np.minimum(a[:, None, 3], b[None, :, 3])
-    inter = np.clip(x1 - x0, 0, None) * np.clip(y1 - y0, 0, None)
-    area = lambda m: (m[:, 2] - m[:, 0]) * (m[:, 3] - m[:, 1])  # noqa: E731
-    return inter / np.maximum(area(a)[:, None] + area(b)[None, :] - inter, 1e-9)
 
 
 class RecentReadings:
