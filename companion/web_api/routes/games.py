@@ -151,12 +151,10 @@ def undo_attempt(game_id: str, seq: int):
 @bp.post("/<game_id>/photos")
 @takes_photo
 def upload_photo(game_id: str):
-    store = context.store()
-    store.get_game(game_id)  # 404 first: an unknown game should not cost a model run
+    context.store().get_game(game_id)  # 404 first: an unknown game should not cost a model run
     data, mime = uploaded_photo()
     reading = reading_json(context.photos()(data, profile_for_game(game_id)))
-    photo_id = store.add_photo(game_id, mime, data, reading)
-    return jsonify({"photo_id": photo_id, "url": f"/api/photos/{photo_id}", "reading": reading}), 201
+    return _kept_photo(game_id, mime, data, reading)
 
 
 @bp.post("/<game_id>/held-photos")
@@ -175,14 +173,18 @@ def hold_photo(game_id: str):
 @bp.post("/<game_id>/held-photos/<token>")
 def keep_held_photo(game_id: str, token: str):
     """Keep the held photo as this game's photo, read as it was: the answer of a photo upload."""
-    store = context.store()
-    store.get_game(game_id)
+    context.store().get_game(game_id)
     held = context.held().take(game_id, token)
     if held is None:
         raise ApiError(404, "That photo is no longer held (another one replaced it, or it waited too long): "
                             "take it again. Nothing was changed.")
-    photo_id = store.add_photo(game_id, held.mime, held.data, held.reading)
-    return jsonify({"photo_id": photo_id, "url": f"/api/photos/{photo_id}", "reading": held.reading}), 201
+    return _kept_photo(game_id, held.mime, held.data, held.reading)
+
+
+def _kept_photo(game_id: str, mime: str, data: bytes, reading: dict):
+    """The photo kept as the game's, and the answer of its upload: its id, address and reading."""
+    photo_id = context.store().add_photo(game_id, mime, data, reading)
+    return jsonify({"photo_id": photo_id, "url": f"/api/photos/{photo_id}", "reading": reading}), 201
 
 
 @bp.post("/<game_id>/frames")
