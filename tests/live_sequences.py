@@ -7,7 +7,9 @@ browser tests and benchmarks/bench_live.py (which import it as ``tests.live_sequ
 - hand: the still dice with a hand passing over them (somewhere in view in every frame);
 - still_hand: the still dice with a hand held still beside them, reaching in from the edge (every
   die whole and in view);
-- cut: the still dice with the view moved so that one die is cut by the frame's edge.
+- cut: the still dice with the view moved so that one die is cut by the frame's edge;
+- dark_start: a camera starting, as a phone's often does: black pictures (its first buffers,
+  empty) before the still dice.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ REPO = Path(__file__).resolve().parent.parent
 SAMPLE = "s01_black_10.jpg"  # ten dice, none near the photo's edge
 SIZE = (960, 720)  # the fake camera's frame: width, height
 FPS = 5
-SEQUENCES = ("still", "rolling", "hand", "still_hand", "cut")
+SEQUENCES = ("still", "rolling", "hand", "still_hand", "cut", "dark_start")
+DARK_FRAMES = 2  # dark_start: its black pictures, 0.4 s at FPS
 
 
 NOISE = 1.5  # a camera's sensor noise (grey levels): no two of its frames are the same
@@ -30,6 +33,9 @@ NOISE = 1.5  # a camera's sensor noise (grey levels): no two of its frames are t
 
 def sequence(name: str, frames: int = 10, seed: int = 0) -> list[np.ndarray]:
     """The frames (BGR, SIZE) of one sequence, each with its own sensor noise."""
+    if name == "dark_start":  # the black pictures are empty buffers: no sensor noise in them
+        still = sequence("still", frames - DARK_FRAMES, seed)
+        return [np.zeros_like(still[0])] * DARK_FRAMES + still
     photo, dice = _sample()
     rng = np.random.default_rng(seed)
     if name == "still":

@@ -16,6 +16,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow,
 
 CODE = "ABCD-EF23"
 FRAMES_WATCHED = 5  # frames read with nothing taken: while the view changes, about one a second
+HELD = r"/held-photos$"  # a photo sent to be read in full and held
+KEPT = r"/held-photos/[^/]+$"  # a held photo kept as the roll's
+UPLOADED = r"/photos$"  # a photo uploaded and read as any photo
 
 
 @pytest.fixture
@@ -55,6 +58,13 @@ def frames_read(page) -> int:
     return int(page.locator("#camera").get_attribute("data-frames") or 0)
 
 
+def fetched(page, path: str) -> int:
+    """The requests the page's scripts sent to an API path matching `path` (a regular expression), as
+    the browser's Resource Timing lists them."""
+    return page.evaluate("""(path) => performance.getEntriesByType('resource').filter((e) =>
+        e.initiatorType === 'fetch' && new RegExp(path).test(new URL(e.name).pathname)).length""", path)
+
+
 def wait_for_frames(page, count: int) -> None:
     page.wait_for_function("(n) => Number(document.querySelector('#camera').dataset.frames) >= n",
                            arg=count, timeout=READ_TIMEOUT_MS)
@@ -69,6 +79,7 @@ def test_still_dice_are_taken_and_read_with_no_tap_and_the_view_stays_for_the_ne
     assert page.locator("#camera").get_attribute("data-captures") == "1"
     # the photo read in full while the next frame showed the dice lay still, kept: not read again
     assert page.locator("#camera").get_attribute("data-source") == "held photo"
+    assert (fetched(page, HELD), fetched(page, KEPT), fetched(page, UPLOADED)) == (1, 1, 0)  # one photo, sent once
     expect(page.locator("#live-overlay .live-die")).to_have_count(10)  # what it sees, drawn over it
     # The dice lie as they were: the same roll is not taken again.
     wait_for_frames(page, frames_read(page) + 3)
@@ -84,6 +95,16 @@ def test_still_dice_are_taken_and_read_with_no_tap_and_the_view_stays_for_the_ne
     expect(page.locator("#live-view")).to_be_visible()
     wait_for_frames(page, frames_read(page) + 1)
     expect(page.locator("#live-status")).to_contain_text("Bob's turn")
+
+
+def test_a_camera_that_starts_with_black_pictures_sends_one_photo_of_the_dice(camera_page):
+    page = camera_page("dark_start")  # 0.4 s of black pictures, then the still dice
+    expect(page.locator("#dice .chip")).to_have_count(10, timeout=READ_TIMEOUT_MS)
+    assert page.locator("#camera").get_attribute("data-source") == "held photo"
+    # the black pictures are not looked at: the first look is at the dice, sent once and kept
+    assert (fetched(page, HELD), fetched(page, KEPT), fetched(page, UPLOADED)) == (1, 1, 0)
+    wait_for_frames(page, frames_read(page) + 3)  # the file loops: its black pictures again
+    assert page.locator("#camera").get_attribute("data-captures") == "1"
 
 
 @pytest.mark.parametrize("name, why", [("rolling", "hold still"), ("hand", ""), ("still_hand", "a hand is in view"),
@@ -132,3 +153,8 @@ def test_with_dice_set_aside_the_dice_in_view_are_taken(camera_page):
     page.select_option("#live-expect", "9")  # the player set one aside
     page.wait_for_function("() => document.querySelector('#camera').dataset.captures === '1'", timeout=READ_TIMEOUT_MS)
     expect(page.locator("#dice .chip")).to_have_count(9, timeout=READ_TIMEOUT_MS)
+    # Two frames read it the same and no held photo was one of them: the camera's best picture
+    # (here the video frame at its full size) is held and kept as the first look is, not uploaded.
+    assert page.locator("#camera").get_attribute("data-source") == "held photo"
+    assert page.locator("#camera").get_attribute("data-picture") == "video frame"
+    assert fetched(page, KEPT) == 1 and fetched(page, UPLOADED) == 0

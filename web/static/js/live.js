@@ -4,16 +4,22 @@
 // the view and the chips have one source of truth. When the view settles, one frame goes at the
 // size the reader reads photos (held-photos): read in full as a photo while the next frames tell
 // whether the dice lay still, and kept as the roll's photo if they did (no second read, no upload).
+// Where two frames settle it and no held photo is one of them, the camera's best picture is held
+// and kept the same way.
 
 import { cameraMessage, cameraUsable } from "./camera.js";
 import { describe } from "./dice.js";
 import { esc } from "./dom.js";
-import { moved, STILL_LEVEL, steadyAdvice } from "./steady.js";
+import { preparePhoto } from "./photo.js";
+import { frameAdvice, moved, STILL_LEVEL, steadyAdvice } from "./steady.js";
 
 const FRAME_QUALITY = 0.8; // JPEG quality of a frame: the reader's quick look needs no more
 const PHOTO_QUALITY = 0.92;
 const SHARPEST_OF = 3; // without a still photo: the sharpest of this many video frames
 const REPEATED_FRAME = 0.05; // a mean grey change per pixel under which the camera repeated its frame
+const BLANK_SPREAD = 2; // a picture whose grey copy spans no more levels than this shows nothing (black)
+const BLANK_RETRY_MS = 20; // ... and the camera's first real picture is looked for this soon again,
+const BLANK_RETRIES = 25; // this many times running (half a second), then at the usual rate
 
 export class LiveView {
   // `box`: the element the view is drawn in. `options`: info (/api/info), gameId, onPhoto(file)
@@ -30,9 +36,11 @@ export class LiveView {
     this.seq = 0;
     this.wantHeld = true; // the next settled frame goes as a photo, held (the view changed since the last)
     this.holding = false; // a held photo is being read
+    this.stirred = false; // the view moved since the held photo being read was taken
     this.heldToken = null; // the latest held photo's token
     this.confirmSent = false; // a frame went after the held photo being read
     this.previousThumb = null;
+    this.blanks = 0; // black pictures running
     this.motionSinceSent = Infinity;
     this.changed = true; // the view changed since the last frame read: it may be settling
     this.lastSent = 0;
@@ -73,6 +81,7 @@ export class LiveView {
     this.box.dataset.frames = "0";
     this.box.dataset.captures = "0";
     this.wantHeld = true; // the first look goes as the photo
+    this.blanks = 0;
     document.addEventListener("visibilitychange", this.onVisibility);
     this.say("Point the camera at the dice.");
     this.schedule(0);
@@ -107,6 +116,14 @@ export class LiveView {
       return;
     }
     const { canvas, thumb } = grabFrame(video, this.options.info.live_frame_long_side);
+    // A black picture: the video's before the camera's first frame is drawn, or a camera starting.
+    // Looked at, it would go as the photo, and the dice appearing would read as motion.
+    if (blank(thumb)) {
+      this.blanks += 1;
+      this.schedule(this.blanks <= BLANK_RETRIES ? BLANK_RETRY_MS : undefined);
+      return;
+    }
+    this.blanks = 0;
     const motion = this.previousThumb ? meanChange(this.previousThumb, thumb) : Infinity;
     this.previousThumb = thumb;
     // The camera gave its frame again (a stalled camera; a real sensor's noise makes every new
@@ -119,6 +136,7 @@ export class LiveView {
     if (motion > STILL_LEVEL) {
       this.changed = true;
       this.wantHeld = true;
+      this.stirred = true;
     }
     if (!this.armed && moved(motion)) this.armed = true;
     const settling = this.armed && this.changed && motion <= STILL_LEVEL;
@@ -161,19 +179,28 @@ export class LiveView {
     }
   }
 
-  // A photo at the size the reader reads photos, read in full and held by the server.
-  async hold(motion) {
+  // A photo at the size the reader reads photos, read in full and held by the server: the video
+  // frame now, to be kept if the next frame reads the same; or (`best`: two frames read the same
+  // already) the camera's best picture, kept once read unless the view moved meanwhile or the
+  // photo shows what stops one (a hand, a die cut or missing).
+  async hold(motion, best = false) {
     this.holding = true;
+    this.stirred = false;
     this.confirmSent = false;
     this.lastSent = performance.now();
     this.motionSinceSent = 0;
     const seq = ++this.seq;
     try {
-      const { canvas } = grabFrame(this.video, this.options.info.photo_long_side || 0);
-      const blob = await new Promise((resolve) => canvas.toBlob(resolve, "image/jpeg", PHOTO_QUALITY));
+      this.heldPicture = "video frame";
+      const blob = best ? await this.bestPicture() : await videoPicture(this.video, this.options.info.photo_long_side);
       const { reading, hand, held } = await postFrame(this.options.gameId, blob, "held-photos");
       this.heldToken = held;
-      this.seen({ seq, reading, motion, hand, held });
+      const entry = { seq, reading, motion, hand, held };
+      if (best && !this.stirred && !frameAdvice(entry, this.expected()) && !this.taking && this.stream) {
+        await this.keepHeld(held);
+      } else {
+        this.seen(entry);
+      }
     } catch (err) {
       if (this.stream) this.say(err.message);
     } finally {
@@ -191,9 +218,12 @@ export class LiveView {
     this.decide();
   }
 
+  expected() {
+    return Number(this.box.querySelector("#live-expect").value);
+  }
+
   decide() {
-    const expected = Number(this.box.querySelector("#live-expect").value);
-    const advice = steadyAdvice(this.history, expected);
+    const advice = steadyAdvice(this.history, this.expected());
     this.box.dataset.state = advice.state;
     // Until the view changes again, another frame would be read the same: idle rate.
     if (advice.state !== "moving") this.changed = false;
@@ -207,7 +237,7 @@ export class LiveView {
         this.say(advice.message); // the photo being read decides
       } else {
         this.say("Got it: taking the photo…");
-        this.takePhoto("steady");
+        this.hold(this.motionSinceSent, true);
       }
       return;
     }
@@ -234,6 +264,7 @@ export class LiveView {
     this.box.dataset.captures = String(Number(this.box.dataset.captures) + 1);
     this.box.dataset.lastCapture = "steady";
     this.box.dataset.source = "held photo";
+    this.box.dataset.picture = this.heldPicture;
     try {
       this.options.onKept(answer);
     } finally {
@@ -241,8 +272,29 @@ export class LiveView {
     }
   }
 
-  // The sharpest picture the camera gives: a still photo where the browser takes one, else the
-  // sharpest of a few video frames at the camera's full size. Read as this roll's photo.
+  // The best picture the camera gives, at the size the reader reads photos: a still photo where
+  // the browser takes one larger than the video, else the video frame (the camera's full size,
+  // as opened: up to photo_long_side).
+  async bestPicture() {
+    const still = await this.stillPhoto();
+    const picture = still && await preparePhoto(still, this.options.info.photo_long_side);
+    this.heldPicture = picture ? "still photo" : "video frame";
+    return picture || videoPicture(this.video, this.options.info.photo_long_side);
+  }
+
+  // A still photo from the camera (ImageCapture.takePhoto) where it has more than the video; else null.
+  async stillPhoto() {
+    if (!(await this.stillHasMore())) return null;
+    try {
+      const blob = await this.capture.takePhoto();
+      return blob && blob.size ? new File([blob], "live.jpg", { type: blob.type || "image/jpeg" }) : null;
+    } catch (err) {
+      return null; // no still photo from this camera (some give none): its video frame instead
+    }
+  }
+
+  // The sharpest picture the camera gives at a tap: a still photo where the browser takes one,
+  // else the sharpest of a few video frames at the camera's full size. Read as this roll's photo.
   async takePhoto(why) {
     if (this.taking || !this.stream) return;
     this.taking = true;
@@ -251,6 +303,7 @@ export class LiveView {
       const file = await this.sharpestPicture();
       this.box.dataset.captures = String(Number(this.box.dataset.captures) + 1);
       this.box.dataset.lastCapture = why;
+      this.box.dataset.picture = this.box.dataset.source;
       await this.options.onPhoto(file);
     } catch (err) {
       this.options.onError(`The camera could not take the photo (${err.message}). Try again, or use “Take photo”.`);
@@ -267,16 +320,10 @@ export class LiveView {
   }
 
   async sharpestPicture() {
-    if (await this.stillHasMore()) {
-      try {
-        const blob = await this.capture.takePhoto();
-        if (blob && blob.size) {
-          this.box.dataset.source = "still photo";
-          return new File([blob], "live.jpg", { type: blob.type || "image/jpeg" });
-        }
-      } catch (err) {
-        // no still photo from this camera (some give none): its video frames instead
-      }
+    const still = await this.stillPhoto();
+    if (still) {
+      this.box.dataset.source = "still photo";
+      return still;
     }
     let best = null;
     for (let i = 0; i < SHARPEST_OF; i++) {
@@ -339,6 +386,23 @@ function grabFrame(video, longSide) {
   const tc = thumb.getContext("2d", { willReadFrequently: true });
   tc.drawImage(canvas, 0, 0, thumb.width, thumb.height);
   return { canvas, thumb: grey(tc.getImageData(0, 0, thumb.width, thumb.height).data) };
+}
+
+// The video frame now as a JPEG, scaled to `longSide` (no larger than the video's own size).
+async function videoPicture(video, longSide) {
+  const { canvas } = grabFrame(video, longSide || 0);
+  return new Promise((resolve) => canvas.toBlob(resolve, "image/jpeg", PHOTO_QUALITY));
+}
+
+// The picture shows nothing: its grey copy is one level throughout (a black frame).
+function blank(thumb) {
+  let low = Infinity;
+  let high = -Infinity;
+  for (const v of thumb) {
+    low = Math.min(low, v);
+    high = Math.max(high, v);
+  }
+  return high - low <= BLANK_SPREAD;
 }
 
 function grey(rgba) {

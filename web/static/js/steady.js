@@ -12,6 +12,19 @@ const EDGE = 0.01; // a box this near the frame's edge (share of its side) is cu
 export function steadyAdvice(history, expected) {
   const latest = history[history.length - 1];
   if (!latest) return { state: "none", message: "Point the camera at the dice." };
+  const seen = frameAdvice(latest, expected);
+  if (seen) return seen;
+  const n = latest.reading.dice.length;
+  const before = history[history.length - 2];
+  if (!before || before.hand || latest.motion > STILL_LEVEL || !sameDice(before.reading, latest.reading)) {
+    return { state: "moving", message: `${countText(n, expected)} — hold still` };
+  }
+  return { state: "steady", message: `${countText(n, expected)} — still` };
+}
+
+// What one frame (or photo) shows that stops the photo: a hand, no dice, a die cut by the edge,
+// fewer or more dice than expected ({state, message}); null when it shows none of these.
+export function frameAdvice(latest, expected) {
   const dice = latest.reading.dice;
   const n = dice.length;
   if (latest.hand) return { state: "hand", message: "a hand is in view — take it away to take the photo" };
@@ -23,11 +36,7 @@ export function steadyAdvice(history, expected) {
   if (n > expected) {
     return { state: "many", message: `${n} dice in view, ${expected} expected — move the dice set aside out of view` };
   }
-  const before = history[history.length - 2];
-  if (!before || before.hand || latest.motion > STILL_LEVEL || !sameDice(before.reading, latest.reading)) {
-    return { state: "moving", message: `${countText(n, expected)} — hold still` };
-  }
-  return { state: "steady", message: `${countText(n, expected)} — still` };
+  return null;
 }
 
 // The view changed enough that the dice were touched (a new roll, or a hand).
