@@ -9,7 +9,8 @@ link, with DevTools network emulation of a 20 Mbit/s, 40 ms link, and a camera t
 sequence of tests/live_sequences.py (960x720, 5 frames a second, looped).
 
 - still -> chips: from the camera's first picture of the still dice to the chips of the photo
-  the page took by itself drawn (no tap); median and worst of --runs.
+  the page took by itself drawn (no tap); median and worst of --runs, and the photos each run
+  sent to be held (one, where the first look is kept).
 - server CPU: the server process's CPU time (/proc) over --cpu-seconds of one phone's live view,
   as a share of one core: on the rolling sequence (nothing taken), and on the still one (taken
   once, then watched).
@@ -127,7 +128,7 @@ def frames_read(page) -> int:
     return int(page.locator("#camera").get_attribute("data-frames") or 0)
 
 
-def still_to_chips(playwright, server: Server, video: Path) -> tuple[float, int, dict]:
+def still_to_chips(playwright, server: Server, video: Path) -> tuple[float, int, dict, int]:
     browser, page, first = open_view(playwright, server, video)
     try:
         shown = page.wait_for_function(
@@ -138,7 +139,8 @@ def still_to_chips(playwright, server: Server, video: Path) -> tuple[float, int,
                         for e in steps if e["end"] >= first)
         source = page.locator("#camera").get_attribute("data-source")
         print(f"    requests (ms from the first picture): {path}; the photo: a {source}", flush=True)
-        return (shown - first) / 1000, frames_read(page), page.evaluate("window.photoAnswer.reading")
+        held = sum(e["path"] == "/held-photos" for e in steps)
+        return (shown - first) / 1000, frames_read(page), page.evaluate("window.photoAnswer.reading"), held
     finally:
         browser.close()
 
@@ -195,14 +197,17 @@ def main() -> None:
         print(f"load average at the start: {' '.join(f'{x:.1f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
         try:
             still = write_y4m(folder / "still.y4m", sequence("still"))
-            times, right = [], []
+            times, right, held = [], [], []
             for _ in range(args.runs):
-                seconds, frames, reading = still_to_chips(playwright, server, still)
+                seconds, frames, reading, sent = still_to_chips(playwright, server, still)
                 times.append(seconds)
                 right.append(dice_right(reading))
-                print(f"  still -> chips {seconds:.2f} s ({frames} frames read), {right[-1]} dice right", flush=True)
-            print(f"still dice -> chips shown: median {statistics.median(times):.2f} s, worst {max(times):.2f} s "
-                  f"({args.runs} runs, 20 Mbit/s / 40 ms link)")
+                held.append(sent)
+                print(f"  still -> chips {seconds:.2f} s ({frames} frames read, {sent} held photos sent), "
+                      f"{right[-1]} dice right", flush=True)
+            print(f"still dice -> chips shown: median {statistics.median(times):.2f} s, best {min(times):.2f} s, "
+                  f"worst {max(times):.2f} s ({args.runs} runs, 20 Mbit/s / 40 ms link); held photos sent per run: "
+                  f"{', '.join(map(str, held))}")
             print(f"the photo taken (from the {SIZE[0]}x{SIZE[1]} video): {min(right)}-{max(right)} of 10 dice right; "
                   f"the same scene photographed ({SAMPLE}, read in full): {dice_right(photographed())} of 10")
 

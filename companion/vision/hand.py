@@ -3,9 +3,10 @@ reaches in from the frame's edge.
 
 The live view takes no photo while a hand is in view, still or not (a hand held still over the
 table is about to move a die). Skin tones sit in a band of the YCrCb chroma plane whatever the
-light and the skin, but so do wooden tables and warm light: a region counts only where its chroma
-is also away from the table's own (the median just around the dice), and a region that fills most
-of the view is the table. On a table of the hand's own colour the view cannot tell a hand, and
+light and the skin, but so do wooden tables, warm light and one colour of a patterned cloth: a
+region counts only where its chroma is also away from each of the table's own colours (the main
+clusters of the chroma just around the dice: a checked or striped cloth has two), and a region
+that fills most of the view is the table. On a table of the hand's own colour the view cannot tell a hand, and
 takes the photo only at a tap. The levels chosen on the choosing sets are the models' tuning
 (models/tuning.json, tuning.HandLevels).
 """
@@ -22,6 +23,7 @@ from companion.vision.tuning import HandLevels, shipped_tuning
 WORK_SIDE = 160  # the long side (px) the frame is looked at: a hand is large
 DIE_MARGIN = 0.25  # each die's box grown by this share of its size: its own coloured ink and shadow
 RING = 0.8  # the table around a die: its box grown by this share, less the grown box
+CLUSTER_STEPS = 10  # k-means steps for the table's colours: a few hundred pixels settle in fewer
 MOST_SHARE = 0.5  # of the view: a skin-toned region larger than this is the table
 
 
@@ -40,9 +42,9 @@ def hand_in_view(image: np.ndarray, dice_boxes: Sequence[Sequence[float]], scale
     dice = _boxes_mask(skin.shape, dice_boxes, k / scale, DIE_MARGIN)
     ring = _boxes_mask(skin.shape, dice_boxes, k / scale, RING) & ~dice
     if ring.any():
-        table = np.array([np.median(cr[ring]), np.median(cb[ring])], np.float32)
         chroma = np.stack([cr, cb], axis=-1).astype(np.float32)
-        skin &= np.linalg.norm(chroma - table, axis=-1) > lv.table_distance
+        for colour in table_colours(chroma[ring], lv.table_colours, lv.table_colour_share):
+            skin &= np.linalg.norm(chroma - colour, axis=-1) > lv.table_distance
     skin &= ~dice
     mask = cv2.morphologyEx(skin.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))  # speckle: no hand
     count, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
@@ -52,6 +54,26 @@ def hand_in_view(image: np.ndarray, dice_boxes: Sequence[Sequence[float]], scale
         if at_edge and lv.hand_least_share <= area / (sh * sw) <= MOST_SHARE:
             return True
     return False
+
+
+def table_colours(chroma: np.ndarray, k: int, least_share: float) -> list[np.ndarray]:
+    """The table's own colours: the centres of the `k` clusters (k-means) of its pixels' chroma
+    (N x 2) that hold at least `least_share` of them. Starts from points spread along the chroma's
+    main axis, so the same pixels give the same colours."""
+    k = max(1, min(k, len(chroma)))
+    spread = chroma - chroma.mean(axis=0)
+    order = np.argsort(spread @ np.linalg.svd(spread, full_matrices=False)[2][0])
+    centres = chroma[order[((np.arange(k) + 0.5) * len(chroma) / k).astype(int)]]
+    for _ in range(CLUSTER_STEPS):
+        nearest = _nearest(chroma, centres)
+        centres = np.array([chroma[nearest == i].mean(axis=0) if (nearest == i).any() else centres[i]
+                            for i in range(k)], np.float32)
+    shares = np.bincount(_nearest(chroma, centres), minlength=k) / len(chroma)
+    return [c for c, share in zip(centres, shares) if share >= least_share]
+
+
+def _nearest(points: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    return np.argmin(np.linalg.norm(points[:, None, :] - centres[None], axis=-1), axis=1)
 
 
 def _boxes_mask(shape: tuple[int, ...], boxes: Sequence[Sequence[float]], k: float, grow: float) -> np.ndarray:

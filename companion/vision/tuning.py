@@ -136,7 +136,9 @@ class HandLevels:
     skin_cr: tuple[float, float]  # the YCrCb chroma band of skin: Cr
     skin_cb: tuple[float, float]  # ... and Cb
     skin_luma: float  # darker than this the chroma says nothing
-    table_distance: float  # a skin pixel this far (CrCb) from the table's chroma is not the table
+    table_distance: float  # a skin pixel this far (CrCb) from each of the table's colours is not the table
+    table_colours: int  # the table's chroma around the dice is split into this many clusters (k-means) ...
+    table_colour_share: float  # ... and each holding at least this share of it is one of the table's colours
     hand_least_share: float  # of the view: a region smaller than this is a fingertip or a stain, not a hand
 
 
