@@ -46,7 +46,7 @@ def sequence(name: str, frames: int = 10, seed: int = 0) -> list[np.ndarray]:
         still = _fit(photo)
         clean = [_with_hand(still, i / max(1, frames - 1)) for i in range(frames)]
     elif name == "still_hand":
-        clean = [_still_hand(_fit(photo))] * frames
+        clean = [hand_resting_in(_fit(photo))] * frames
     elif name == "cut":
         clean = [_cut_view(photo, dice)] * frames
     else:
@@ -124,7 +124,7 @@ def _with_hand(frame: np.ndarray, t: float) -> np.ndarray:
     return _laid_over(out, layer, mask)
 
 
-def _still_hand(frame: np.ndarray) -> np.ndarray:
+def hand_resting_in(frame: np.ndarray) -> np.ndarray:
     """A hand resting in the view's free left part, its arm reaching in from the left edge."""
     layer = np.zeros_like(frame)
     mask = np.zeros(frame.shape[:2], np.uint8)
