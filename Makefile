@@ -52,6 +52,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_scorepad.py
 	$(BIN)/python benchmarks/bench_soak.py
 	$(BIN)/python benchmarks/bench_turn.py
+	$(BIN)/python benchmarks/bench_live.py
 
 # The readings the vision code gives, against tests/snapshots/ (sample photos and a generated set
 # of 320, made into data/snapshot first; training/readings_snapshot.py holds its seeds).
