@@ -8,7 +8,9 @@ import pytest
 
 from companion.dice import parse_face
 from companion.rules import best_score
-from training.evaluate import CARD_HEADER, ImageResult, Match, card_row, colour_swapped, main, summarise
+from training.common import LabelledImage
+from training.evaluate import (CARD_HEADER, SWAP_HEADER, ImageResult, Match, card_row, colour_swapped, main, summarise,
+                               swap_rows)
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
 
@@ -94,6 +96,26 @@ def test_needless_flags_are_the_right_dice_flagged_and_the_card_row_shows_each_c
     assert card_row("data/val", summarise([ImageResult(None, [_match("3r", "3r")])])).split(" | ")[7:9] == ["-", "0.0%"]
 
 
+def _photo(body: str, table: str, matches: list[Match]) -> ImageResult:
+    return ImageResult(LabelledImage(Path("x.jpg"), 960, 540, (), {"body": body, "table": table, "seed": 1}), matches)
+
+
+def test_swaps_are_counted_per_body_and_table_flagged_or_not():
+    results = [_photo("light-grey", "felt-green", [_match("3r", "3o"), _match("5g", "5b", uncertain=True), _match("7b", "7b")]),
+               _photo("light-grey", "wood", [_match("2o", "2o"), _match("9g", None)]),
+               _photo("white", "felt-green", [_match("4r", "4r"), _match("6o", "6g")])]
+    rows = [r.split(" | ") for r in swap_rows("data/table/report", results)]
+    assert all(len(r) == SWAP_HEADER.splitlines()[0].count("|") - 1 for r in rows)
+    by_name = {r[1]: r[2:] for r in rows}
+    # a swap is red/orange or green/blue, flagged or not, among the dice found (not 6o read 6g, not the missed 9g)
+    assert by_name["all"] == ["6", "2 (33.33%)", "1 |"]
+    assert by_name["body light-grey"] == ["4", "2 (50.00%)", "1 |"]
+    assert by_name["body white"] == ["2", "0 (0.00%)", "0 |"]
+    assert by_name["table felt-green"] == ["5", "2 (40.00%)", "1 |"]
+    assert by_name["table wood"][:2] == ["1", "0 (0.00%)"]
+    assert not any(name.startswith("light_kind") for name in by_name)  # a condition the set does not vary in
+
+
 def _labelled_copy(tmp_path: Path, n: int, wrong_label: bool) -> Path:
     """The first n samples' labels (pointing at the sample photos), one value changed if asked."""
     rows = [json.loads(line) for line in (SAMPLES / "labels.jsonl").read_text().splitlines()[:n]]
@@ -110,9 +132,10 @@ def _labelled_copy(tmp_path: Path, n: int, wrong_label: bool) -> Path:
 def test_evaluate_script_on_the_samples_with_the_real_models(tmp_path, capsys, wrong_label):
     (tmp_path / "data").mkdir()
     data = _labelled_copy(tmp_path / "data", 2, wrong_label)
-    out = tmp_path / "figures.json"
-    assert main(["--data", str(data), "--json", str(out)]) == 0
+    out, swaps = tmp_path / "figures.json", tmp_path / "swaps.md"
+    assert main(["--data", str(data), "--json", str(out), "--swaps", str(swaps)]) == 0
     figures = json.loads(out.read_text())["overall"]
+    assert swaps.read_text().splitlines()[2].startswith(f"| `{data}` | all | {figures['dice']} | 0 (0.00%) | 0 |")
     dice = sum(len(json.loads(line)["dice"]) for line in (data / "labels.jsonl").read_text().splitlines())
     assert figures["photos"] == 2 and figures["dice"] == dice
     assert figures["recall"] == 1.0

@@ -263,6 +263,9 @@ def player_figures(results: list[ImageResult]) -> dict:
         "wrong_flagged": sum(f for _, f in wrong) / max(1, sum(w for w, _ in wrong)),
         "right_flagged": sum(m.uncertain for m in right) / max(1, len(right)),
         "colour_swaps": sum(colour_swapped(m) for m in found) / max(1, len(found)),
+        "swapped": sum(colour_swapped(m) for m in found),
+        "swapped_unflagged": sum(colour_swapped(m) and not m.uncertain for m in found),
+        "found": len(found),
         "read_twice": sum(r.read_twice for r in results),
         "phase_agree": sum(ok for ok, _ in outcomes) / max(1, len(outcomes)),
         "phase_silent_disagree": sum(not ok and not flagged for ok, flagged in outcomes) / max(1, len(outcomes)),
@@ -407,6 +410,25 @@ def card_row(name: str, s: dict) -> str:
             f"{s['right_flagged']:.1%} | {s['colour_swaps']:.2%} |")
 
 
+# The conditions the issue's swap targets name: the dice's body colour, the table and the light
+SWAP_CONDITIONS = ("body", "table", "light_kind")
+SWAP_HEADER = "| set | condition | dice found | swaps | of them unflagged |\n|---|---|---|---|---|"
+
+
+def swap_rows(name: str, results: list[ImageResult]) -> list[str]:
+    """The model card's swap table for one set: the colour swaps (flagged or not) among the dice
+    found, over the set and per level of each of SWAP_CONDITIONS the set's photos vary in."""
+    groups = condition_groups(results)
+    rows = [("all", results)] + [(f"{key} {level}", rs) for key in SWAP_CONDITIONS
+                                 for level, rs in groups.get(key, {}).items()]
+    out = []
+    for condition, rs in rows:
+        s = player_figures(rs)
+        out.append(f"| `{name}` | {condition} | {s['found']} | {s['swapped']} ({s['colour_swaps']:.2%}) | "
+                   f"{s['swapped_unflagged']} |")
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", required=True, nargs="+", help="dataset folders (labels.jsonl + images)")
@@ -414,6 +436,7 @@ def main(argv=None) -> int:
     ap.add_argument("--limit", type=int, default=0, help="only the first N photos")
     ap.add_argument("--json", help="also write the figures to this JSON file")
     ap.add_argument("--table", help="also write the model card's table (one row per set) to this file")
+    ap.add_argument("--swaps", help="also write the colour swaps per body, table and light (SWAP_CONDITIONS) to this file")
     ap.add_argument("--misreads", help="also draw the first misread faces, truth > reading, into this image")
     ap.add_argument("--no-scene-flags", action="store_true",
                     help="switch every flag of the scene step off (ReadSettings.without_scene_flags), for comparison")
@@ -422,18 +445,22 @@ def main(argv=None) -> int:
     if args.no_scene_flags:
         settings = settings.without_scene_flags()
     models = load_models(Path(args.models) if args.models else settings.models_dir, settings.providers)
-    figures, everything = {}, []
+    figures, everything, by_set = {}, [], {}
     for data in args.data:
         images = read_dataset(data, args.limit)
         results = [evaluate_image(im, models, settings) for im in images]
         print(f"dataset {data}: {len(images)} photos")
         figures[data] = report(results)
         everything += results
+        by_set[data] = results
     if args.json:
         Path(args.json).write_text(json.dumps(figures[args.data[0]] if len(args.data) == 1 else figures, indent=1))
     if args.table:
         rows = [card_row(data, figures[data]["overall"]) for data in args.data]
         Path(args.table).write_text("\n".join([CARD_HEADER, *rows]) + "\n")
+    if args.swaps:
+        rows = [row for data in args.data for row in swap_rows(data, by_set[data])]
+        Path(args.swaps).write_text("\n".join([SWAP_HEADER, *rows]) + "\n")
     if args.misreads:
         misread_sheet(everything, Path(args.misreads))
     return 0

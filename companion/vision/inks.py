@@ -41,6 +41,10 @@ class Ink:
     hue: float
     chroma: float
     referenced: bool  # measured against a light body (else raw, to be compared with the other inks)
+    # how much darker than its body the ink is per unit of its colour: the angle (degrees) of the
+    # offset out of the colour plane (below 0: darker). The numeral's ink coverage divides out,
+    # and an orange ink is lighter than the same set's red even where their hues meet
+    darkness: float = 0.0
 
 
 def _srgb_to_linear(u8: np.ndarray) -> np.ndarray:
@@ -148,9 +152,11 @@ def _dark_ink(px: np.ndarray) -> Ink:
 def _hue(ink: np.ndarray, light: bool) -> Ink:
     """The ink's colour, its brightness left out: its component across the grey axis, in a plane
     whose first axis is red against green and the second yellow against blue."""
-    c = ink - ink.mean()
+    grey = float(ink.mean())
+    c = ink - grey
     u, v = (c[0] - c[1]) / math.sqrt(2.0), (c[0] + c[1] - 2.0 * c[2]) / math.sqrt(6.0)
-    return Ink(math.degrees(math.atan2(v, u)) % 360.0, float(math.hypot(u, v)), light)
+    chroma = float(math.hypot(u, v))
+    return Ink(math.degrees(math.atan2(v, u)) % 360.0, chroma, light, math.degrees(math.atan2(grey, chroma)))
 
 
 def _log_chroma(px: np.ndarray) -> np.ndarray:

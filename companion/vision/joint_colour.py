@@ -1,15 +1,21 @@
 """One light for all dice: the ink colours of a photo's dice decided together.
 
-The reader judges each crop alone, and a coloured light can make a red ink look like the
-orange it learnt (or a blue like green). The photo as a whole still tells them apart: every
-die of a set carries the same few inks, lit by the same light, so within one photo its red
-inks look alike, and unlike its orange inks. For each pair of inks that look alike (red and
-orange, green and blue), the dice the reader puts in that pair are labelled jointly: each way
-of splitting them between the two colours is weighed by the reader's probabilities and by how
-well the measured inks (companion/vision/inks.py) fit two inks of the photo, each of unknown
-hue near its colour's usual one. A die's colour probabilities become its share of the weighed
-splits; a die whose colour changes is flagged for the player to check (pipeline.py). The
-decoder then applies the set's constraint to the probabilities.
+The reader judges each crop alone, and a coloured light, or a set whose inks were drawn apart from
+those it learnt, can make a red ink look like the orange it learnt (or a blue like green). The
+photo as a whole still tells them apart: every die of a set carries the same few inks, lit by the
+same light, so within one photo its red inks look alike, and unlike its orange inks. For each
+pair of inks that look alike (red and orange, green and blue), the dice the reader puts in that
+pair are labelled jointly: each way of splitting them between the two colours is weighed by the
+reader's probabilities and by how well the measured inks (companion/vision/inks.py) fit two inks
+of the photo. A die's colour probabilities become its share of the weighed splits; a die whose
+colour changes is flagged for the player to check (pipeline.py). The decoder then applies the
+set's layout (which faces exist in which ink) to the probabilities.
+
+On light bodies under the training look's light (split_inks) each ink is measured against the
+die's own body, the photo's white reference, by hue and by darkness, and the photo's two inks may
+lie anywhere: no usual hue, only their order within the photo (red below orange in hue and
+darker). Under a light beyond the training look's, and on dark bodies (no white reference), the
+inks are told by hue alone, each near its colour's usual hue (joint_colours).
 """
 
 from __future__ import annotations
@@ -49,15 +55,6 @@ MIN_CHROMA = 0.15  # of the photo's median: an ink this faint is not measured at
 MIN_PAIR_MASS = 0.5  # the reader's probability for the pair that makes a die one of its dice
 INK_WEIGHT = 0.5  # the inks' evidence against the reader's (log-likelihoods), chosen on the calibration sets
 DISPUTE_SURE = 0.9  # chosen on the calibration sets
-# Under the usual light the reader alone is nearly always right, and the inks of small faces
-# less sure than it: there the photo's inks move only a die the reader is unsure of (its
-# pair's colour under USUAL_UNSURE of the pair's probability) whose own ink is colourful
-# (chroma at least USUAL_MIN_CHROMA), and the two inks of a pair may lie closer (USUAL_GAPS
-# degrees: under a daylight or Blender's light an orange 10 measures 17-25 degrees from the
-# photo's red). Chosen on the calibration sets (the Blender-rendered one's orange 10s read red).
-USUAL_UNSURE = 0.9
-USUAL_MIN_CHROMA = 0.04
-USUAL_GAPS = (15, 20)
 # On dark bodies (no white reference) an ink is measured raw, its light's colour kept: under a
 # warm lamp a photo's reds measure 30-36 degrees and its oranges 40-53 (a median gap of 11,
 # a tenth under 5.4), far closer than PAIRS' gap, but colourful against the black and so
@@ -87,23 +84,113 @@ class JointColours:
     disputed: np.ndarray
 
 
-def usual_light_colours(color_probs: np.ndarray, inks: list[Ink]) -> JointColours:
-    """As joint_colours under the usual light: the photo's dice decided together (their pairs'
-    inks at least USUAL_GAPS apart), but only the dice the reader is unsure of, with a colourful
-    ink, take the photo's colours; every other die keeps the reader's."""
-    probs = np.asarray(color_probs, dtype=np.float64)
-    movable = np.array([ink.chroma >= USUAL_MIN_CHROMA for ink in inks], dtype=bool).reshape(len(probs))
-    unsure = np.zeros(len(probs), dtype=bool)
+@dataclass(frozen=True, slots=True)
+class InkLevels:
+    """The levels of the photo's two-ink split (split_inks), chosen on the choosing sets."""
+
+    ink_hue_spread: float  # degrees: how far apart one ink's dice are measured in one photo (hue)
+    ink_darkness_spread: float  # degrees: ... and darkness (Ink.darkness)
+    ink_weight: float  # the inks' evidence against the reader's (log-likelihoods)
+    ink_range: tuple[float, float]  # degrees of hue and of darkness a photo's ink may take: the Occam
+    # cost of a second ink (a flat prior over this range for each ink's unknown mean)
+    ink_noise: float  # the measurement's noise in the colour plane (chroma units, see _ink_points)
+    ink_order: float  # degrees: how surely a pair's inks keep their order (ORDER) within one photo
+    ink_dispute_sure: float  # the inks alone say the other colour at least this surely: a dispute
+
+
+# Within one photo a set's two inks of a pair keep their order in hue and darkness, wherever the
+# set's inks were drawn: red below orange in hue and darker, green below blue in hue and darker
+# (per unit of colour: Ink.darkness). On data/table/choose's photos showing both inks of a pair, red
+# lies below orange in hue in 130 of 131 and is darker in 126; green below blue in 135 of 135 and
+# darker in 123 (hue gaps: median 39 and 91 degrees, darkness 12 and 11).
+ORDER = {Color.RED: (1.0, 1.0), Color.GREEN: (1.0, 1.0)}
+OUTLIER_SIGMAS = 3.0
+# ... but not always: the summed order fails in 3 of data/table/far_choose's 65 photos showing red
+# and orange (a set whose inks were drawn far apart from the usual), in none of 507 others
+ORDER_LAPSE = 0.02
+
+
+def split_inks(color_probs: np.ndarray, inks: list[Ink], levels: InkLevels) -> JointColours:
+    """The photo's colour probabilities (n, 4), each pair's dice split between its two inks at
+    once, the photo's own inks for a reference: each split is weighed by the reader's
+    probabilities and by how well the dice's inks (hue and darkness against their body, as
+    measured by inks.measure_inks) fit one or two inks of this photo, each ink's hue and darkness
+    unknown (a flat prior over `levels.ink_range`: no usual hue), the pair's order kept (ORDER).
+    Used on light bodies, whose inks are measured against the body's own light."""
+    probs = np.array(color_probs, dtype=np.float64, copy=True)
+    moved = np.zeros(len(probs), dtype=bool)
+    disputed = np.zeros(len(probs), dtype=bool)
+    chroma = np.array([ink.chroma for ink in inks])
+    scale = float(np.median(chroma)) if len(chroma) else 0.0
+    if scale <= 0.0:
+        return JointColours(probs, moved, disputed)
+    faint = chroma / scale
     for first, second, _, _ in PAIRS:
         a, b = color_index(first), color_index(second)
         mass = probs[:, a] + probs[:, b]
-        unsure |= (mass >= MIN_PAIR_MASS) & (np.maximum(probs[:, a], probs[:, b]) < USUAL_UNSURE * mass)
-    movable &= unsure
-    if not movable.any():  # nearly every photo: the reader's colours as they are
-        return JointColours(probs.copy(), movable, movable.copy())
-    joint = joint_colours(probs, inks, USUAL_GAPS)
-    return JointColours(np.where(movable[:, None], joint.probs, probs), joint.moved & movable,
-                        joint.disputed & movable)
+        # an ink measured lighter than its body is its body's misreading (a bold numeral taken for
+        # the body, a glint), not an ink
+        darker = np.array([ink.darkness < 0.0 for ink in inks], dtype=bool)
+        members = np.flatnonzero((mass >= MIN_PAIR_MASS) & (faint >= MIN_CHROMA) & darker)
+        if len(members) < 2:
+            continue
+        points, spread = _ink_points([inks[i] for i in members], levels)
+        first_prob = np.clip(probs[members, a] / mass[members], 1e-9, 1.0 - 1e-9)
+        splits = ((np.arange(1 << len(members))[:, None] >> np.arange(len(members))) & 1).astype(np.float64)
+        ink = levels.ink_weight * _two_inks(splits, points, spread, levels, ORDER[first])
+        reader = splits @ np.log(1.0 - first_prob) + (1.0 - splits) @ np.log(first_prob)
+        share, ink_share = _share(ink + reader, splits), _share(ink, splits)
+        says_second = probs[members, b] > probs[members, a]
+        two = bool((ink_share > 0.5).any() and (ink_share <= 0.5).any())
+        for k, i in enumerate(members):
+            probs[i, a], probs[i, b] = mass[i] * (1.0 - share[k]), mass[i] * share[k]
+            moved[i] = says_second[k] != (share[k] > 0.5)
+            sure = levels.ink_dispute_sure
+            ink_says = ink_share[k] >= sure if share[k] <= 0.5 else ink_share[k] <= 1.0 - sure
+            disputed[i] = two and bool(ink_says)
+    return JointColours(probs, moved, disputed)
+
+
+def _ink_points(inks: list[Ink], levels: InkLevels) -> tuple[np.ndarray, np.ndarray]:
+    """The dice's inks as points (hue unwrapped about their circular mean, darkness), degrees, and
+    per die and axis how far one ink's dice lie apart: a spread of the ink itself and the
+    measurement's noise, which is about even across the colour plane, so that a faint ink's angles
+    move more (ink_noise over its chroma, in radians)."""
+    hue = np.radians([ink.hue for ink in inks])
+    centre = np.arctan2(np.sin(hue).mean(), np.cos(hue).mean())
+    unwrapped = np.degrees(centre) + _wrap(np.degrees(hue - centre))
+    points = np.stack([unwrapped, [ink.darkness for ink in inks]], axis=1)
+    noise = np.degrees(levels.ink_noise / np.maximum([ink.chroma for ink in inks], 1e-3))[:, None]
+    own = np.array([levels.ink_hue_spread, levels.ink_darkness_spread])[None, :]
+    return points, np.hypot(own, noise)
+
+
+def _two_inks(splits: np.ndarray, points: np.ndarray, spread: np.ndarray, levels: InkLevels,
+              order: tuple[float, float]) -> np.ndarray:
+    """Per split (rows: 1 where a die takes the pair's second colour), the log-likelihood of the
+    dice's ink points under one ink per colour used, each ink's mean unknown (integrated over a
+    flat prior on `levels.ink_range`), and the two inks' order kept."""
+    w = 1.0 / spread ** 2  # (m, 2)
+    total = np.zeros(len(splits))
+    means = []
+    for group in (1.0 - splits, splits):
+        weight = group @ w  # (K, 2)
+        present = weight[:, 0] > 0
+        safe = np.where(weight > 0, weight, 1.0)
+        mean = (group @ (w * points)) / safe
+        # each die's squared distance from its ink, in its own spreads; one far off costs no more
+        # than OUTLIER_SIGMAS (a glint, a face cut short)
+        far = np.minimum(w[None] * (points[None] - mean[:, None]) ** 2, OUTLIER_SIGMAS ** 2)  # (K, m, 2)
+        squares = np.einsum("km,kmd->kd", group, far)
+        # the Gaussian integral over the ink's unknown mean, against the flat prior's range
+        fit = -0.5 * squares + 0.5 * np.log(2.0 * np.pi / safe) - np.log(np.array(levels.ink_range))[None, :]
+        total += np.where(present, fit.sum(axis=1), 0.0)
+        means.append((mean, present))
+    (mean_a, has_a), (mean_b, has_b) = means
+    # the second colour's ink lies on ORDER's side of the first's: a logistic in units of `order`
+    lead = ((mean_b - mean_a) * np.array(order)[None, :]).sum(axis=1) / levels.ink_order
+    kept = ORDER_LAPSE + (1.0 - 2.0 * ORDER_LAPSE) / (1.0 + np.exp(-np.clip(lead, -50.0, 50.0)))
+    return total + np.where(has_a & has_b, np.log(kept), 0.0)
 
 
 def joint_colours(color_probs: np.ndarray, inks: list[Ink], gaps: tuple[int, int] | None = None,

@@ -19,7 +19,7 @@ from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES, DecodedDie, d
 from companion.vision.detector import Detection
 from companion.vision.image_io import WorkImage
 from companion.vision.inks import Ink, measure_inks
-from companion.vision.joint_colour import HUE_SPREAD, UNUSUAL_HUE_SPREAD, joint_colours, usual_light_colours
+from companion.vision.joint_colour import HUE_SPREAD, UNUSUAL_HUE_SPREAD, joint_colours, split_inks
 from companion.vision.light_colour import ink_features, photo_kind
 from companion.vision.models import Models
 from companion.vision.profile import Profile
@@ -123,20 +123,17 @@ def _joint_decode(
     """The dice decoded with the colours the photo's inks decide together (joint_colour.py), which
     to flag, and the colour probabilities decided on: whatever the reading of each die alone flags,
     every die the photo reads otherwise, and every die whose ink disputes the reader's colour (a
-    change is never silent, and surer colours never hide a die's other doubts). Under the usual
-    light the inks, measured on small faces, are less sure than the reader: there they move only
-    the dice the reader is unsure of."""
+    change is never silent, and surer colours never hide a die's other doubts). On light bodies
+    under the training look's light each pair's dice are split between two inks of the photo's
+    own (joint_colour.split_inks: no usual hue)."""
     usual = usual_light(cast)
     if usual and not settings.usual_light_joint:
         return alone, alone_flags, color_probs
-    # under the training look's light the reader alone is right nearly always: there the inks
-    # move only the dice it is unsure of (joint_colour.usual_light_colours)
-    # under a light beyond the training look's one ink's dice are measured farther apart (UNUSUAL_HUE_SPREAD)
-    spread = UNUSUAL_HUE_SPREAD if cast is not None and cast > UNUSUAL_CAST else HUE_SPREAD
-    joint = (usual_light_colours(color_probs, inks()) if usual
-             else joint_colours(color_probs, inks(), spread=spread, dark=cast is None))
-    if usual and not joint.moved.any() and np.array_equal(joint.probs, color_probs):
-        return alone, alone_flags, color_probs
+    if usual:  # light bodies under the training look's light: the photo's own inks, no usual hue
+        joint = split_inks(color_probs, inks(), tuning.inks)
+    else:  # under a light beyond the training look's one ink's dice are measured farther apart
+        spread = UNUSUAL_HUE_SPREAD if cast is not None and cast > UNUSUAL_CAST else HUE_SPREAD
+        joint = joint_colours(color_probs, inks(), spread=spread, dark=cast is None)
     decoded = decode(value_probs, joint.probs, dice_set, settings.levels(tuning).decoding)
     # the set's constraint is still judged against what the reader itself saw
     flags = _merged(_decision_flags(detections, faces, value_probs, color_probs, decoded, cast, settings, tuning),

@@ -16,6 +16,7 @@ from typing import Any
 
 from companion import assets
 from companion.vision.decoder import DecodeSettings
+from companion.vision.joint_colour import InkLevels
 
 TUNING_FILE = "tuning.json"
 VERSION = 3  # 3: with the live view's hand levels; 2: every other group below; 1: the doubts' and the search's
@@ -157,6 +158,7 @@ class Tuning:
     missed_tops: MissedTopLevels
     doubts: DoubtLevels
     hand: HandLevels
+    inks: InkLevels
 
     @classmethod
     def from_json(cls, data: dict[str, Any], source: str) -> Tuning:
@@ -189,7 +191,7 @@ class Tuning:
 
 _GROUPS: dict[str, type] = {"pipeline": PipelineLevels, "read": ReadLevels, "search": SearchLevels,
                             "regions": RegionLevels, "cubes": CubeLevels, "missed_tops": MissedTopLevels,
-                            "doubts": DoubtLevels, "hand": HandLevels}
+                            "doubts": DoubtLevels, "hand": HandLevels, "inks": InkLevels}
 
 
 def _band(v: Any) -> tuple[float, float]:
