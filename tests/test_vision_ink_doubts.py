@@ -20,7 +20,7 @@ LEVELS = shipped_tuning().doubts
 
 PHOTO = PHOTOS / "blender_calib_000023.jpg"
 # every flag but the inks' off, the decoder's confidence included: what is flagged is the inks' doing;
-# and the reader's colours left as they are (joint_colour.usual_light_colours would move the orange 10)
+# and the reader's colours left as they are (joint_colour.split_inks would move the orange 10)
 NO_FLAGS = ReadSettings().without_scene_flags()
 INKS_ONLY = replace(NO_FLAGS, decoding=replace(shipped_tuning().pipeline.decoding, uncertain_below=0.0), usual_light_joint=False)
 

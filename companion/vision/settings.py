@@ -63,7 +63,7 @@ class ReadSettings:
     light_colour_head: bool = True
     # decide the ink colours of a photo's dice together (joint_colour.py), under an unusual light or on dark bodies
     joint_colour: bool = True
-    # with joint_colour, under the usual light too, for the dice the reader is unsure of (joint_colour.usual_light_colours)
+    # with joint_colour, under the usual light too: light bodies' inks split by the photo's own (joint_colour.split_inks)
     usual_light_joint: bool = True
     # on dark bodies the face head is less sure of top faces: a box the detector is sure of is read as a die
     # from this face probability, flagged (None: the calibration's face threshold everywhere)
