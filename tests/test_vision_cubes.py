@@ -212,9 +212,10 @@ def test_a_side_face_the_pair_model_rates_under_its_drop_level_is_flagged():
     # reads Wo at 0.998, 0.90 likely a side face by the cube model and 0.82 by the pair model, under
     # its drop level (0.9); its top face's box reads no face of its die (a same-die share of 0.09),
     # so the cube model's drop does not take it either: it is kept, flagged
+    # (its colour as the reader reads it: the photo's inks take this faint side face for red)
     photo = render_indexed(8451, "calib", 75, SceneOptions(tilt_range=(27.0, 40.0)))
     jpeg = encode_jpeg(photo.image, photo.conditions["jpeg_quality"])
-    second = _second_readings(read_image(jpeg, load_models(), FIRST_SEARCH), photo)
+    second = _second_readings(read_image(jpeg, load_models(), replace(FIRST_SEARCH, usual_light_joint=False)), photo)
     assert [(r.face.token, r.confidence >= 0.99, r.uncertain) for r in second] == [("Wo", True, True)]
     # searched again in its own pixels, as shipped, the side face gets no box
     assert _second_readings(read_image(jpeg, load_models()), photo) == []

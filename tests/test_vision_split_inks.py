@@ -23,9 +23,9 @@ ALONE = ReadSettings(usual_light_joint=False)  # each die's colour as the reader
 
 @needs_models
 @pytest.mark.parametrize("photo, swapped", [
-    # light-grey bodies; the set's red (159, 31, 71) and orange (184, 67, 45) both far from the usual
-    # (the joint step with usual hues read 10o, 3o and 7o red)
-    ("far_table_choose_000052.jpg", {"10o", "7o"}),
+    # light-grey bodies; a set whose orange (247, 116, 86) is lighter and pinker than the usual
+    # (the joint step with usual hues read Wo red too)
+    ("far_table_choose_000165.jpg", {"Wo"}),
     # lavender bodies; a brown red (136, 52, 29), a khaki orange (173, 140, 53), a teal blue (15, 78, 129)
     # (the joint step with usual hues read all five so, and Wb green)
     ("far_table_choose_000072.jpg", {"10r", "7r", "10b", "5b", "Wb"}),
@@ -58,26 +58,25 @@ def _probs(rows):
     return np.array(rows, dtype=np.float64)
 
 
-def _reds_and_one(hue: float, darkness: float, chroma: float = 0.1):
-    return [Ink(40.0, 0.1, True, -58.0), Ink(41.5, 0.1, True, -57.0), Ink(39.0, 0.1, True, -59.0),
-            Ink(hue, chroma, True, darkness)]
+def _reds_and(*others: Ink) -> list[Ink]:
+    return [Ink(40.0, 0.1, True, -58.0), Ink(41.5, 0.1, True, -57.0), Ink(39.0, 0.1, True, -59.0), *others]
 
 
 def test_a_lighter_ink_of_the_same_hue_is_the_photos_orange():
-    # three dice the reader is sure are red and a fourth it leans red on; all four at the hue of
-    # an orange, but the fourth 28 degrees lighter: two inks, and the lighter is orange
-    probs = _probs([[0.99, 0.01, 0, 0]] * 3 + [[0.7, 0.3, 0, 0]])
-    joint = split_inks(probs, _reds_and_one(40.5, -30.0), LEVELS)
-    assert joint.moved.tolist() == [False, False, False, True] and joint.probs[3, 1] > 0.8
-    # the same fourth die as dark as the others: one ink, and every die keeps the reader's red
-    alike = split_inks(probs, _reds_and_one(40.5, -58.0), LEVELS)
-    assert not alike.moved.any() and alike.probs[3, 0] > 0.7
+    # three dice the reader is sure are red and two it leans red on; all five at the hue of an
+    # orange, but the two 30 degrees lighter: two inks, and the lighter is orange
+    probs = _probs([[0.99, 0.01, 0, 0]] * 3 + [[0.7, 0.3, 0, 0]] * 2)
+    joint = split_inks(probs, _reds_and(Ink(40.5, 0.1, True, -28.0), Ink(39.5, 0.1, True, -29.0)), LEVELS)
+    assert joint.moved.tolist() == [False, False, False, True, True] and (joint.probs[3:, 1] > 0.8).all()
+    # the same two as dark as the others: one ink, and every die keeps the reader's red
+    alike = split_inks(probs, _reds_and(Ink(40.5, 0.1, True, -58.0), Ink(39.5, 0.1, True, -57.5)), LEVELS)
+    assert not alike.moved.any() and (alike.probs[3:, 0] > 0.7).all()
 
 
 def test_an_ink_measured_lighter_than_its_body_or_too_faint_moves_nothing():
     probs = _probs([[0.99, 0.01, 0, 0]] * 3 + [[0.7, 0.3, 0, 0]])
-    for fourth in (_reds_and_one(75.0, 12.0), _reds_and_one(75.0, -40.0, chroma=0.01)):
-        joint = split_inks(probs, fourth, LEVELS)
+    for fourth in (Ink(75.0, 0.1, True, 12.0), Ink(75.0, 0.001, True, -40.0)):
+        joint = split_inks(probs, _reds_and(fourth), LEVELS)
         assert not joint.moved.any() and np.allclose(joint.probs[3], probs[3])
 
 

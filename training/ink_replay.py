@@ -48,9 +48,6 @@ class CachedPhoto:
     truths: list  # per kept box, (value, Color) of the labelled die it reads, or None
 
 
-CachedPhoto.__module__ = "training.ink_replay"  # so that a cache written by `-m` loads when imported
-
-
 def cache_photo(image, models, data: str) -> CachedPhoto | None:
     work = load_work_image(image.path)
     settings = replace(DEFAULT_SETTINGS, joint_colour=False)
@@ -113,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     models = load_models(DEFAULT_SETTINGS.models_dir, DEFAULT_SETTINGS.providers)
     if args.cmd == "cache":
+        # the module under its own name, not __main__'s copy: its cache then loads wherever it is imported
+        from training.ink_replay import cache_photo
         photos = []
         for data in args.data:
             for image in read_dataset(data):

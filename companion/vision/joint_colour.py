@@ -94,6 +94,7 @@ class InkLevels:
     ink_range: tuple[float, float]  # degrees of hue and of darkness a photo's ink may take: the Occam
     # cost of a second ink (a flat prior over this range for each ink's unknown mean)
     ink_noise: float  # the measurement's noise in the colour plane (chroma units, see _ink_points)
+    ink_usual_spread: float  # degrees: how far a set's ink may lie from its colour's usual hue (a weak prior)
     ink_order: float  # degrees: how surely a pair's inks keep their order (ORDER) within one photo
     ink_dispute_sure: float  # the inks alone say the other colour at least this surely: a dispute
 
@@ -131,13 +132,17 @@ def split_inks(color_probs: np.ndarray, inks: list[Ink], levels: InkLevels) -> J
         # an ink measured lighter than its body is its body's misreading (a bold numeral taken for
         # the body, a glint), not an ink
         darker = np.array([ink.darkness < 0.0 for ink in inks], dtype=bool)
-        members = np.flatnonzero((mass >= MIN_PAIR_MASS) & (faint >= MIN_CHROMA) & darker)
+        # and an ink measured more vaguely than the flat prior's own spread (its range over the
+        # square root of 12) says nothing of which ink it is
+        _, spread = _ink_points(inks, levels)
+        told = np.all(spread < np.array(levels.ink_range) / np.sqrt(12.0), axis=1)
+        members = np.flatnonzero((mass >= MIN_PAIR_MASS) & (faint >= MIN_CHROMA) & darker & told)
         if len(members) < 2:
             continue
         points, spread = _ink_points([inks[i] for i in members], levels)
         first_prob = np.clip(probs[members, a] / mass[members], 1e-9, 1.0 - 1e-9)
         splits = ((np.arange(1 << len(members))[:, None] >> np.arange(len(members))) & 1).astype(np.float64)
-        ink = levels.ink_weight * _two_inks(splits, points, spread, levels, ORDER[first])
+        ink = levels.ink_weight * _two_inks(splits, points, spread, levels, (first, second))
         reader = splits @ np.log(1.0 - first_prob) + (1.0 - splits) @ np.log(first_prob)
         share, ink_share = _share(ink + reader, splits), _share(ink, splits)
         says_second = probs[members, b] > probs[members, a]
@@ -166,29 +171,34 @@ def _ink_points(inks: list[Ink], levels: InkLevels) -> tuple[np.ndarray, np.ndar
 
 
 def _two_inks(splits: np.ndarray, points: np.ndarray, spread: np.ndarray, levels: InkLevels,
-              order: tuple[float, float]) -> np.ndarray:
+              pair: tuple[Color, Color]) -> np.ndarray:
     """Per split (rows: 1 where a die takes the pair's second colour), the log-likelihood of the
     dice's ink points under one ink per colour used, each ink's mean unknown (integrated over a
-    flat prior on `levels.ink_range`), and the two inks' order kept."""
+    flat prior on `levels.ink_range`, weighed by a weak prior on its hue: within
+    `levels.ink_usual_spread` of its colour's usual one), and the two inks' order kept."""
     w = 1.0 / spread ** 2  # (m, 2)
     total = np.zeros(len(splits))
     means = []
-    for group in (1.0 - splits, splits):
+    for color, group in zip(pair, (1.0 - splits, splits)):
         weight = group @ w  # (K, 2)
         present = weight[:, 0] > 0
         safe = np.where(weight > 0, weight, 1.0)
         mean = (group @ (w * points)) / safe
-        # each die's squared distance from its ink, in its own spreads; one far off costs no more
-        # than OUTLIER_SIGMAS (a glint, a face cut short)
+        # the ink's mean again without the dice beyond OUTLIER_SIGMAS of the first (a glint, a face
+        # cut short): one far off costs no more than that, and does not pull the others' ink
+        near = group[:, :, None] * (w[None] * (points[None] - mean[:, None]) ** 2 < OUTLIER_SIGMAS ** 2)  # (K, m, 2)
+        kept = np.einsum("kmd,md->kd", near, w)
+        mean = np.where(kept > 0, np.einsum("kmd,md->kd", near, w * points) / np.where(kept > 0, kept, 1.0), mean)
         far = np.minimum(w[None] * (points[None] - mean[:, None]) ** 2, OUTLIER_SIGMAS ** 2)  # (K, m, 2)
         squares = np.einsum("km,kmd->kd", group, far)
         # the Gaussian integral over the ink's unknown mean, against the flat prior's range
         fit = -0.5 * squares + 0.5 * np.log(2.0 * np.pi / safe) - np.log(np.array(levels.ink_range))[None, :]
-        total += np.where(present, fit.sum(axis=1), 0.0)
+        usual = -0.5 * (_wrap(mean[:, 0] - USUAL_HUE[color][0]) / levels.ink_usual_spread) ** 2
+        total += np.where(present, fit.sum(axis=1) + usual, 0.0)
         means.append((mean, present))
     (mean_a, has_a), (mean_b, has_b) = means
     # the second colour's ink lies on ORDER's side of the first's: a logistic in units of `order`
-    lead = ((mean_b - mean_a) * np.array(order)[None, :]).sum(axis=1) / levels.ink_order
+    lead = ((mean_b - mean_a) * np.array(ORDER[pair[0]])[None, :]).sum(axis=1) / levels.ink_order
     kept = ORDER_LAPSE + (1.0 - 2.0 * ORDER_LAPSE) / (1.0 + np.exp(-np.clip(lead, -50.0, 50.0)))
     return total + np.where(has_a & has_b, np.log(kept), 0.0)
 

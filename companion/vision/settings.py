@@ -237,11 +237,11 @@ ENVIRONMENT: tuple[Variable, ...] = (
     Variable("COMPANION_BALANCE_LIGHT", "balance_light", _switch, "0",
              "reads the crops as they are under a light beyond the training's (default: corrected)"),
     Variable("COMPANION_JOINT_COLOUR", "joint_colour", _switch, "0",
-             "judges each die's ink colour alone (default: a photo's dice together, under an unusual light or "
-             "on dark bodies, and under the usual light for the dice the reader is unsure of)"),
+             "judges each die's ink colour alone (default: a photo's dice together: on light bodies under the "
+             "usual light split between the photo's own two inks of each pair, else by hue near each ink's usual)"),
     Variable("COMPANION_USUAL_LIGHT_JOINT", "usual_light_joint", _switch, "0",
-             "under the usual light, leaves every die's colour to the reader (default: the photo's inks decide "
-             "the dice the reader is unsure of)"),
+             "under the usual light, leaves every die's colour to the reader (default: the photo's inks and the "
+             "reader decide together, joint_colour.split_inks)"),
     Variable("COMPANION_LIGHT_COLOUR", "light_colour_head", _switch, "0",
              "reads every crop's colour with the reader's colour head (default: `models/light_colour.json`'s "
              "head for the photo's light, where it has one: corrected crops)"),
