@@ -105,10 +105,11 @@ class InkLevels:
 # lies below orange in hue in 130 of 131 and is darker in 126; green below blue in 135 of 135 and
 # darker in 123 (hue gaps: median 39 and 91 degrees, darkness 12 and 11).
 ORDER = {Color.RED: (1.0, 1.0), Color.GREEN: (1.0, 1.0)}
-OUTLIER_SIGMAS = 3.0
-# ... but not always: the summed order fails in 3 of data/table/far_choose's 65 photos showing red
-# and orange (a set whose inks were drawn far apart from the usual), in none of 507 others
+# ... but not always: the two gaps summed fail in 3 of data/table/far_choose's 65 photos showing
+# red and orange (sets whose inks were drawn far from the usual) and 1 of warm_choose's 67, in
+# none of the tables' 300 showing green and blue
 ORDER_LAPSE = 0.02
+OUTLIER_SIGMAS = 3.0  # a die this many spreads from its ink is a glint or a face cut short
 
 
 def split_inks(color_probs: np.ndarray, inks: list[Ink], levels: InkLevels) -> JointColours:
@@ -116,7 +117,8 @@ def split_inks(color_probs: np.ndarray, inks: list[Ink], levels: InkLevels) -> J
     once, the photo's own inks for a reference: each split is weighed by the reader's
     probabilities and by how well the dice's inks (hue and darkness against their body, as
     measured by inks.measure_inks) fit one or two inks of this photo, each ink's hue and darkness
-    unknown (a flat prior over `levels.ink_range`: no usual hue), the pair's order kept (ORDER).
+    unknown (a flat prior over `levels.ink_range`, only a weak one about the usual hue), the
+    pair's order kept (ORDER).
     Used on light bodies, whose inks are measured against the body's own light."""
     probs = np.array(color_probs, dtype=np.float64, copy=True)
     moved = np.zeros(len(probs), dtype=bool)
