@@ -62,6 +62,32 @@ def test_a_missed_die_pointed_at_on_the_photo_is_stored_there_and_learnt(page, d
     assert x1 - x0 == pytest.approx(sides[len(sides) // 2], abs=0.2)  # a die's size: the read dice's median
 
 
+@needs_models
+def test_a_pointed_die_keeps_its_place_across_a_reload(page, db_path):
+    create_game(page)
+    page.check("input[name=roll][value='3']")
+    take_photo(page, SAMPLES / "s11_wide_touching.jpg")
+    expect(page.locator("#dice .chip[data-index]")).to_have_count(9)
+    _add_missing(page, "5r")
+    shown = page.locator("#overlay").bounding_box()
+    page.locator("#overlay").click(position={"x": shown["width"] / 2, "y": shown["height"] / 2})
+    expect(page.locator("#overlay .die-outline.pointed")).to_have_count(1)
+    # the page keeps the turn on the server a moment after the tap
+    for _ in range(50):
+        if any(d.get("box") for d in (_game(page)["turn"] or {"dice": []})["dice"]):
+            break
+        page.wait_for_timeout(100)
+    page.reload()
+    expect(page.locator("#dice .chip[data-index]")).to_have_count(10)
+    expect(page.locator("#overlay .die-outline.pointed")).to_have_count(1)
+    answer_checks(page)
+    page.click("#confirm")
+    expect(page.locator(".history li")).to_have_count(1)
+    labels = Store(db_path).get_photo(int(_game(page)["attempts"][0]["photo_id"])).labels
+    pointed = [d for d in labels["dice"] if d.get("pointed")]
+    assert labels["unboxed"] == 0 and len(pointed) == 1 and (pointed[0]["value"], pointed[0]["color"]) == (5, "red")
+
+
 def test_skip_leaves_the_added_die_without_a_place(page, db_path):
     create_game(page)
     page.check("input[name=roll][value='3']")

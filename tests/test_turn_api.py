@@ -155,6 +155,27 @@ def test_the_turn_being_played_is_kept_until_its_attempt_is_recorded(app, client
     assert client.get(f"/api/games/{gid}").json["turn"] is None
 
 
+def test_a_die_typed_in_keeps_where_it_was_pointed_at_across_a_reload(app, client):
+    gid = client.post("/api/games", json={"players": ["Ann"]}).json["id"]
+    photo_id = stored_photo(app, gid)
+    pointed = [120.5, 80.0, 170.5, 130.0]
+    turn = {"seq": 0, "roll": 1, "photo_id": photo_id,
+            "dice": [{"token": "7b", "source": 0, "checked": False, "box": None},
+                     {"token": "5r", "source": None, "checked": True, "box": pointed}]}
+    assert client.put(f"/api/games/{gid}/turn", json=turn).status_code == 200
+    kept = client.get(f"/api/games/{gid}").json["turn"]["dice"]
+    assert kept[1]["box"] == pointed and "box" not in kept[0]
+    # a box for a read die, one beyond the photo, or one on no photo: refused, the kept turn stands
+    width = client.get(f"/api/games/{gid}").json["turn"]["photo"]["reading"]["width"]
+    for dice, photo in (([{"token": "7b", "source": 0, "box": pointed}], photo_id),
+                        ([{"token": "5r", "source": None, "box": [width - 10, 0, width + 40, 50]}], photo_id),
+                        ([{"token": "5r", "source": None, "box": [30, 20, 10, 40]}], photo_id),
+                        ([{"token": "5r", "source": None, "box": pointed}], None)):
+        bad = client.put(f"/api/games/{gid}/turn", json={"seq": 0, "roll": 1, "photo_id": photo, "dice": dice})
+        assert bad.status_code == 400, bad.json
+    assert client.get(f"/api/games/{gid}").json["turn"]["dice"] == kept
+
+
 @pytest.mark.parametrize("change", [
     {"roll": 4}, {"roll": 0}, {"dice": [{"token": "11r", "source": None}]}, {"dice": "7b"},
     {"dice": [{"token": "7b", "source": 0}]},  # a source without a photo

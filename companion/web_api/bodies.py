@@ -155,6 +155,9 @@ class TurnDie(Body):
     source: Annotated[int, Field(ge=0), _WHOLE] | None = Field(
         default=None, description="the index of the read die it came from, or null for a die typed in")
     checked: bool = Field(default=False, description="the player checked or corrected it")
+    box: PointedBox | None = Field(
+        default=None, description="for a die typed in, where the player pointed at it on the turn's photo "
+                                  "([x0, y0, x1, y1] in its pixels), else null")
 
 
 class TurnBody(Body):
@@ -164,7 +167,7 @@ class TurnBody(Body):
         description=f"the roll the dice show, 1..{ROLLS_PER_TURN}")
     photo_id: Whole | None = Field(default=None, description="the turn's photo (the id its upload returned), or null")
     dice: list[TurnDie] = Field(max_length=MAX_DICE, description="the dice as the page shows them: "
-                                                                  "{token, source, checked}")
+                                                                  "{token, source, checked, box}")
     set_aside: bool = Field(default=False, description="the dice missing from the photo are set aside")
 
 

@@ -185,8 +185,9 @@ def photo_labels(reading: dict[str, Any], faces: Sequence[Face], sources: Sequen
     return {"dice": labels, "unboxed": unboxed, "removed": len(read) - len(seen)}
 
 
-def _pointed(face: Face, box: Any, reading: dict[str, Any]) -> dict[str, Any]:
-    """The label of a die typed in by hand at the place the player pointed at."""
+def pointed_box(box: Any, reading: dict[str, Any]) -> tuple[float, float, float, float]:
+    """Where a die typed in was pointed at on the photo of `reading`: [x0, y0, x1, y1] inside
+    it (DiceError, saying why, for anything else)."""
     width, height = reading.get("width"), reading.get("height")
     if not isinstance(box, list) or len(box) != 4 or not all(
             isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in box):
@@ -196,6 +197,12 @@ def _pointed(face: Face, box: Any, reading: dict[str, Any]) -> dict[str, Any]:
         raise DiceError("the photo has no size to point at a die in")
     if not (0 <= x0 < x1 <= width and 0 <= y0 < y1 <= height):
         raise DiceError(f"bad box {box!r}: not inside the {width} x {height} photo")
+    return x0, y0, x1, y1
+
+
+def _pointed(face: Face, box: Any, reading: dict[str, Any]) -> dict[str, Any]:
+    """The label of a die typed in by hand at the place the player pointed at."""
+    x0, y0, x1, y1 = pointed_box(box, reading)
     return {
         "die": _die_id(None, face),
         "value": "W" if face.value is None else face.value,

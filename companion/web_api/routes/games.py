@@ -86,7 +86,11 @@ def _download(text: str, mime: str, name: str) -> Response:
 def keep_turn(game_id: str):
     """Keep the turn being played (its photo, roll and dice) until it is confirmed."""
     body = parse(TurnBody)
-    context.store().save_turn(game_id, body.seq, turn_state(body))
+    store = context.store()
+    # the photo's size, for a die pointed at on it (a photo of no game of this one: 404 below)
+    pointed = body.photo_id is not None and any(d.box is not None for d in body.dice)
+    reading = store.get_photo(body.photo_id).reading if pointed else None
+    store.save_turn(game_id, body.seq, turn_state(body, reading))
     return jsonify({"kept": body.seq})
 
 

@@ -117,7 +117,8 @@ class TurnView {
       if (chip) this.editDie(Number(chip.dataset.index));
     });
     this.$("#add-die").addEventListener("click", () => this.addDie());
-    this.pointer = new Pointer(this.$("#photo"), () => this.drawPhoto()); // point.js: where a typed die lies
+    // point.js: where a typed die lies; kept with the turn, so a reload keeps the place
+    this.pointer = new Pointer(this.$("#photo"), () => { this.drawPhoto(); this.keepSoon(); });
     this.$("#overlay").addEventListener("click", (event) => {
       const shape = event.target.closest("[data-source]");
       if (!shape) return;
@@ -476,7 +477,8 @@ class TurnView {
     }
     const body = {
       seq: d.seq, roll: this.advisor.roll, photo_id: d.photo ? d.photo.id : null, set_aside: !!d.setAside,
-      dice: d.dice.map((x) => ({ token: x.token, source: x.source, checked: !!x.checked })),
+      dice: d.dice.map((x) => ({ token: x.token, source: x.source, checked: !!x.checked,
+        box: x.source === null && x.box ? x.box : null })),
     };
     try {
       await api.keepTurn(this.id, body);
@@ -498,6 +500,7 @@ class TurnView {
       photo,
       setAside: !!turn.set_aside,
       dice: turn.dice.map((x) => ({ token: x.token, source: x.source, checked: !!x.checked,
+        ...(x.box ? { box: x.box } : {}),
         uncertain: !!(reading && x.source !== null && reading.dice[x.source] && reading.dice[x.source].uncertain) })),
     };
     this.advisor.resume(state.seq, turn.roll);
