@@ -88,8 +88,8 @@ def keep_turn(game_id: str):
     body = parse(TurnBody)
     store = context.store()
     # the photo's size, for a die pointed at on it (a photo of no game of this one: 404 below)
-    pointed = body.photo_id is not None and any(d.box is not None for d in body.dice)
-    reading = store.get_photo(body.photo_id).reading if pointed else None
+    pointed = any(d.box is not None for d in body.dice)
+    reading = store.get_photo(body.photo_id).reading if body.photo_id is not None and pointed else None
     store.save_turn(game_id, body.seq, turn_state(body, reading))
     return jsonify({"kept": body.seq})
 
