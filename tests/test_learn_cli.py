@@ -162,7 +162,8 @@ def test_read_image_hands_the_profiles_probabilities_to_the_decoder(tmp_path):
     learnt = Profile.from_bytes(target.read_bytes())
     means = _DEFAULT_INKS.copy()
     means[1], means[0] = _DEFAULT_INKS[0], -10 * _DEFAULT_INKS[0]  # orange looks as red did; red like nothing
-    model = dataclasses.replace(learnt.blend.model, inks=Inks(means, 1.0), value_weight=0.0)
+    # the colour head's learnt inks alone (no looks against the bodies)
+    model = dataclasses.replace(learnt.blend.model, inks=Inks(means, 1.0), value_weight=0.0, looks=None)
     backed = np.zeros((N_COLORS, N_COLORS), bool)
     backed[0, 1] = True
     zeros = np.zeros((N_COLORS, N_COLORS), np.int64)

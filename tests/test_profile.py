@@ -481,3 +481,80 @@ def test_a_profile_grown_photo_by_photo_checks_as_one_built_at_once(monkeypatch)
             prof = prof.add("photo 3", *table.photo(), None, checked).remove("photo 1")
         _same_check(prof, Profile.merged(READER, DIM, [prof]))
     assert len(prof) <= 60 and prof.photos[0] != "photo 0" and prof.blend.checked > 0
+
+
+# --- how each ink looks against its body (ink_look.py) --------------------------------------------
+
+# Under this table's lamp the red ink and the orange one have nearly one hue; the orange is lighter
+# against the body (its direction leans less dark). Per ink: its look's direction before noise.
+LOOKS = _unit(np.array([[0.30, -0.55, -0.78], [0.42, -0.35, -0.84], [-0.6, 0.2, -0.77], [-0.5, -0.3, -0.81]]))
+
+
+class LampSet(TableSet):
+    """A set whose red and orange dice the colour head reads alike (orange, 0.7), and whose inks'
+    looks against the bodies still tell them apart."""
+
+    def photo(self, n: int = 8, checked: bool = True):
+        emb, values, colors, bv, _ = super().photo(n)
+        bc = np.full((n, N_COLORS), 0.05)
+        bc[np.arange(n), colors] = 0.85
+        warm = (colors == RED) | (colors == ORANGE)
+        bc[warm] = 0.05
+        bc[warm, ORANGE], bc[warm, RED] = 0.7, 0.2
+        ink = _unit(LOOKS[colors] + 0.03 * self.rng.normal(size=(n, 3)))
+        return emb, values, colors, bv, bc, None, np.full(n, checked), ink
+
+
+def test_an_inks_look_against_its_body_tells_red_from_orange_where_the_colour_head_cannot():
+    table = LampSet(seed=21)
+    prof = Profile.empty(READER, DIM)
+    for k in range(4):
+        prof = prof.add(f"photo {k}", *table.photo(12))
+    assert prof.uses_inks and prof.blend.color.backed[ORANGE, RED] and not prof.blend.color.backed[RED, ORANGE]
+    base = learnt = blind = 0
+    for _ in range(10):
+        emb, values, colors, bv, bc, _, _, ink = table.photo()
+        base += int((bc.argmax(1) != colors).sum())
+        learnt += int((prof.adjust(emb, bv, bc, ink)[1].argmax(1) != colors).sum())
+        blind += int((prof.adjust(emb, bv, bc)[1].argmax(1) != colors).sum())  # no ink measured: the head alone
+    assert base > 10 and learnt == 0 and blind > 10
+
+
+def test_an_inks_look_is_learnt_from_checked_dice_only():
+    table = LampSet(seed=22)
+    prof = Profile.empty(READER, DIM)
+    for k in range(4):  # confirmed as read, nobody checked: every red die stands as orange
+        emb, values, colors, bv, bc, face, _, ink = table.photo(checked=False)
+        prof = prof.add(f"photo {k}", emb, values, bc.argmax(1), bv, bc, face, np.zeros(len(values), bool), ink)
+    assert not prof.uses_inks and not prof.blend.color.backed.any()
+
+
+def test_the_file_keeps_each_dies_ink_and_an_older_file_has_none_measured():
+    table = LampSet(seed=23)
+    prof = Profile.empty(READER, DIM)
+    for k in range(3):
+        prof = prof.add(f"photo {k}", *table.photo())
+    back = Profile.from_bytes(prof.to_bytes())
+    np.testing.assert_allclose(back.ink, prof.ink, atol=2e-3)
+    assert back.uses_inks and np.array_equal(back.blend.color.backed, prof.blend.color.backed)
+    with np.load(io.BytesIO(prof.to_bytes())) as npz:
+        arrays = {k: npz[k] for k in npz.files if k != "ink"}
+    head = json.loads(bytes(arrays.pop("header")).decode())
+    old = Profile.from_bytes(_npz(header=np.frombuffer(json.dumps({**head, "version": 2}).encode(), np.uint8),
+                                  **arrays))
+    assert np.isnan(old.ink).all() and not old.uses_inks
+
+
+def test_a_look_like_no_learnt_ink_says_nothing_of_the_dies_ink():
+    # a glare or a body taken for ink: brighter than the body, far from every learnt ink's look
+    table = LampSet(seed=24)
+    prof = Profile.empty(READER, DIM)
+    for k in range(4):
+        prof = prof.add(f"photo {k}", *table.photo(12))
+    looks = prof.blend.model.looks
+    assert looks is not None
+    odd = _unit(np.array([[0.6, 0.63, 0.5], [0.42, -0.35, -0.84]]))
+    read = np.array([[0.2, 0.7, 0.05, 0.05]] * 2)
+    got = looks.probs(read, odd)
+    np.testing.assert_array_equal(got[0], read[0])  # unlike any ink: as read
+    assert got[1].argmax() == ORANGE and got[1, ORANGE] > read[1, ORANGE]  # an orange look: surer orange

@@ -23,6 +23,7 @@ from companion.vision.crops import box_crop
 from companion.vision.decoder import color_index, value_index
 from companion.vision.image_io import WorkImage, load_detail, load_work_image
 from companion.vision.models import Models
+from companion.vision.ink_look import LOOK_DIMS, ink_looks
 from companion.vision.inks import cast_of, light_reference, measure_inks
 from companion.vision.light_colour import photo_kind
 from companion.vision.pipeline import DEFAULT_SETTINGS
@@ -78,10 +79,18 @@ def learn_photo(profile: Profile | None, photo: str, source: bytes | str | os.Pa
     taken = [(seen, row) if row is not None else (read, alone.index(i)) for i, row in enumerate(rows)]
     emb, value, color, face = ([getattr(f, name)[k] for f, k in taken]
                                for name in ("embedding", "value_probs", "color_probs", "face"))
+    looks = [_look(f, k) for f, k in taken]
     start = profile if profile is not None else Profile.empty(reader.fingerprint, len(emb[0]))
     return start.add(photo, np.stack(emb), [value_index(d.face.value) for d in dice],
                      [color_index(d.face.color) for d in dice], np.stack(value), np.stack(color),
-                     np.asarray(face, np.float32), [d.checked for d in dice])
+                     np.asarray(face, np.float32), [d.checked for d in dice], np.stack(looks))
+
+
+def _look(features: ReadFeatures | None, row: int) -> np.ndarray:
+    """How die `row`'s ink looks (ink_look.py), NaN where the reading measured none."""
+    if features is None or features.ink is None:
+        return np.full(LOOK_DIMS, np.nan, np.float32)
+    return features.ink[row]
 
 
 def _read_alone(work: WorkImage, boxes: list[Box], models: Models, settings: ReadSettings,
@@ -105,7 +114,7 @@ def _read_alone(work: WorkImage, boxes: list[Box], models: Models, settings: Rea
     face = read.face_probability()
     return ReadFeatures(np.asarray(boxes, np.float64), read.embedding, softmax(read.value, cal.value_temperature),
                         color, np.ones(len(boxes), np.float32) if face is None else np.asarray(face, np.float32),
-                        kind, white)
+                        kind, white, ink_looks(image.rgb, in_work, light=white))
 
 
 def _light_of(image: WorkImage, boxes: list[Box], settings: ReadSettings) -> tuple[str | None, bool]:

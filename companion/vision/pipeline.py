@@ -75,9 +75,10 @@ def analyse(
 def _features(decided: DecidedDice, dice: list[DieReading], white_reference: bool) -> ReadFeatures | None:
     if decided.embedding is None or decided.base_probs is None:
         return None  # a reader without an embedding: nothing to learn from
+    looks = decided.looks() if decided.looks is not None else None
     return ReadFeatures(np.array([d.box for d in dice], np.float64).reshape(-1, 4), decided.embedding,
                         decided.base_probs[0], decided.base_probs[1], np.asarray(decided.faces, np.float32),
-                        decided.light_kind, white_reference)
+                        decided.light_kind, white_reference, looks)
 
 
 def kept_boxes(

@@ -38,15 +38,18 @@ import json
 from collections.abc import Sequence
 import zipfile
 import zlib
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES
+from companion.vision.ink_look import LOOK_DIMS
 
 FORMAT = "phase10-dice-profile"
-VERSION = 2  # 2: each die says whether a player checked it (version 1 files: nobody did)
-READABLE_VERSIONS = (1, 2)
+# 2: each die says whether a player checked it (version 1 files: nobody did); 3: and how its
+# ink looks against its body (ink_look.py; older files: not measured)
+VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 N_VALUES, N_COLORS = len(VALUE_CLASSES), len(COLOR_CLASSES)
 # The kernel exp(SHARPNESS * (cos - 1)): a crop of the same face of this set at another turn,
 # tilt and place in the photo scores cos 0.92-0.99 (mass 0.2-0.8); a different face rarely
@@ -173,6 +176,7 @@ class Profile:
     base_color: np.ndarray  # (n, 4)
     base_face: np.ndarray  # (n,) the face head's probability that the box is a top face
     checked: np.ndarray  # (n,) bool: a player checked (or corrected) the die
+    ink: np.ndarray  # (n, LOOK_DIMS) how its ink looks against its body (ink_look.py; NaN: not measured)
     blend: Blend = field(default_factory=Blend)
     # what the guard computed, kept with the profile (never in its file) for the next one (_Memo)
     memo: "_Memo | None" = field(default=None, compare=False, repr=False)
@@ -181,7 +185,7 @@ class Profile:
     def empty(cls, reader: str, dim: int) -> "Profile":
         return cls(reader, np.zeros((0, dim), np.float32), np.zeros(0, np.int64), np.zeros(0, np.int64),
                    np.zeros(0, np.int64), (), np.zeros((0, N_VALUES), np.float32), np.zeros((0, N_COLORS), np.float32),
-                   np.zeros(0, np.float32), np.zeros(0, bool))
+                   np.zeros(0, np.float32), np.zeros(0, bool), np.zeros((0, LOOK_DIMS), np.float32))
 
     @classmethod
     def merged(cls, reader: str, dim: int, parts: "list[Profile]", previous: "Profile | None" = None) -> "Profile":
@@ -212,17 +216,19 @@ class Profile:
 
     def add(self, photo: str, embeddings: np.ndarray, values: Sequence[int] | np.ndarray,
             colors: Sequence[int] | np.ndarray, base_value: np.ndarray, base_color: np.ndarray,
-            base_face: np.ndarray | None = None, checked: Sequence[bool] | np.ndarray | None = None) -> "Profile":
+            base_face: np.ndarray | None = None, checked: Sequence[bool] | np.ndarray | None = None,
+            ink: np.ndarray | None = None) -> "Profile":
         """This profile with one photo's confirmed dice added (replacing that photo's, if any).
         `base_face` None: a reader without a face head (every box a face). `checked` None:
-        every die was checked by a player (a label file)."""
+        every die was checked by a player (a label file). `ink` None: no ink measured."""
         embeddings = np.asarray(embeddings, np.float32).reshape(-1, self.dim)
         n = len(embeddings)
         values, colors = np.asarray(values, np.int64).reshape(n), np.asarray(colors, np.int64).reshape(n)
         face = np.ones(n, np.float32) if base_face is None else np.asarray(base_face, np.float32).reshape(n)
         looked = np.ones(n, bool) if checked is None else np.asarray(checked, bool).reshape(n)
+        looks = np.full((n, LOOK_DIMS), np.nan, np.float32) if ink is None else np.asarray(ink, np.float32).reshape(n, LOOK_DIMS)
         rows = _Rows(embeddings, values, colors, np.asarray(base_value, np.float32).reshape(n, N_VALUES),
-                     np.asarray(base_color, np.float32).reshape(n, N_COLORS), face, looked)
+                     np.asarray(base_color, np.float32).reshape(n, N_COLORS), face, looked, looks)
         rows.check()
         kept_rows, kept_photo, kept_names = self._without(photo)
         names = kept_names + (photo,)
@@ -252,7 +258,7 @@ class Profile:
 
     def _rows(self) -> "_Rows":
         return _Rows(self.embeddings, self.values, self.colors, self.base_value, self.base_color, self.base_face,
-                     self.checked)
+                     self.checked, self.ink)
 
     def learnt(self) -> list[Learnt]:
         """Per ink, then per value: how many dice taught it and whether it changes readings."""
@@ -275,22 +281,29 @@ class Profile:
         like = (np.asarray(embeddings, np.float32) @ self.embeddings.T).max(axis=1)
         return ~((np.asarray(face_probs) < FACE_UNSURE) & (like < UNLIKE))
 
-    def apply(self, embeddings: np.ndarray | None, value_probs: np.ndarray, color_probs: np.ndarray) -> Applied:
+    @property
+    def uses_inks(self) -> bool:
+        """Whether reading with this profile asks how the dice's inks look (ink_look.py)."""
+        return self.blend.model is not None and self.blend.model.looks is not None
+
+    def apply(self, embeddings: np.ndarray | None, value_probs: np.ndarray, color_probs: np.ndarray,
+              ink: np.ndarray | None = None) -> Applied:
         """The base reader's calibrated probabilities for some crops where the guard backs the
-        profile's other answer; the dice whose other answer it does not back, to flag."""
+        profile's other answer; the dice whose other answer it does not back, to flag. `ink`:
+        how the crops' inks look (ink_look.py; None: not measured)."""
         n = len(value_probs)
         b = self.blend
         if embeddings is None or b.model is None or n == 0:
             return Applied(value_probs, color_probs, np.zeros(n, bool))
-        new_v, new_c = b.model.predict(np.asarray(embeddings, np.float32), value_probs, color_probs)
+        new_v, new_c = b.model.predict(np.asarray(embeddings, np.float32), value_probs, color_probs, ink=ink)
         out_v, flag_v = _guarded(value_probs, new_v, b.value.backed)
         out_c, flag_c = _guarded(color_probs, new_c, b.color.backed)
         return Applied(out_v, out_c, flag_v | flag_c)
 
-    def adjust(self, embeddings: np.ndarray | None, value_probs: np.ndarray, color_probs: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray]:
+    def adjust(self, embeddings: np.ndarray | None, value_probs: np.ndarray, color_probs: np.ndarray,
+               ink: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """apply's probabilities alone."""
-        applied = self.apply(embeddings, value_probs, color_probs)
+        applied = self.apply(embeddings, value_probs, color_probs, ink)
         return applied.value_probs, applied.color_probs
 
     # ---- the file ---------------------------------------------------------------------------
@@ -304,7 +317,8 @@ class Profile:
                             embeddings=self.embeddings.astype(np.float16), values=self.values.astype(np.int8),
                             colors=self.colors.astype(np.int8), photo=self.photo.astype(np.int32),
                             base_value=self.base_value.astype(np.float16), base_color=self.base_color.astype(np.float16),
-                            base_face=self.base_face.astype(np.float16), checked=self.checked.astype(np.int8))
+                            base_face=self.base_face.astype(np.float16), checked=self.checked.astype(np.int8),
+                            ink=self.ink.astype(np.float16))
         return buf.getvalue()
 
     @classmethod
@@ -324,9 +338,13 @@ class Profile:
             n = len(arrays["values"])
             # version 1 kept no checked bit: its dice count as confirmed but checked by nobody
             checked = arrays["checked"].astype(bool) if header["version"] >= 2 else np.zeros(n, bool)
+            # before version 3 no ink was measured
+            ink = (arrays["ink"].astype(np.float32) if header["version"] >= 3
+                   else np.full((n, LOOK_DIMS), np.nan, np.float32))
             rows = _Rows(arrays["embeddings"].astype(np.float32), arrays["values"].astype(np.int64),
                          arrays["colors"].astype(np.int64), arrays["base_value"].astype(np.float32),
-                         arrays["base_color"].astype(np.float32), arrays["base_face"].astype(np.float32), checked)
+                         arrays["base_color"].astype(np.float32), arrays["base_face"].astype(np.float32), checked,
+                         ink)
             photo = arrays["photo"].astype(np.int64)
             photos = tuple(str(p) for p in header["photos"])
             reader, dim = str(header["reader"]), int(header["dim"])
@@ -355,6 +373,7 @@ class _Rows:
     base_color: np.ndarray
     base_face: np.ndarray
     checked: np.ndarray
+    ink: np.ndarray
 
     def arrays(self) -> tuple[np.ndarray, ...]:
         return tuple(getattr(self, f.name) for f in fields(self))
@@ -363,6 +382,8 @@ class _Rows:
         n = len(self.values)
         if any(len(a) != n for a in self.arrays()) or self.base_face.ndim != 1 or self.checked.ndim != 1:
             raise ProfileError("the learnt dice's arrays differ in length")
+        if self.ink.shape != (n, LOOK_DIMS):
+            raise ProfileError(f"a learnt die's ink is not {LOOK_DIMS} numbers")
         if n and (self.values.min() < 0 or self.values.max() >= N_VALUES):
             raise ProfileError("a learnt die's value is not 1..10 or W")
         if n and (self.colors.min() < 0 or self.colors.max() >= N_COLORS):
@@ -372,6 +393,10 @@ class _Rows:
             raise ProfileError("a learnt die has a number that is not finite")
         if n and np.abs(np.linalg.norm(self.embeddings, axis=1) - 1.0).max() > 0.01:
             raise ProfileError("a learnt die's embedding is not of length 1")
+        measured = np.isfinite(self.ink).all(axis=1)
+        if (np.isfinite(self.ink).any(axis=1) & ~measured).any() or (
+                measured.any() and np.abs(np.linalg.norm(self.ink[measured], axis=1) - 1.0).max() > 0.01):
+            raise ProfileError("a learnt die's ink is not a direction (or unmeasured: all NaN)")
 
     def take(self, keep: np.ndarray) -> "_Rows":
         return _Rows(*(a[keep] for a in self.arrays()))
@@ -401,11 +426,11 @@ def _build(reader: str, rows: _Rows, photo: np.ndarray, photos: tuple[str, ...],
     # bit, so that a profile made from another sees the same dice (_Memo)
     norm = np.linalg.norm(rows.embeddings, axis=1, keepdims=True)
     emb = np.where(np.abs(norm - 1.0) > 1e-6, rows.embeddings / np.maximum(norm, _TINY), rows.embeddings)
-    rows = _Rows(emb.astype(np.float32), *rows.arrays()[1:])
+    rows = replace(rows, embeddings=emb.astype(np.float32), ink=_unit_looks(rows.ink))
     memo = _Memo.of(rows, photo, photos, previous)
     blend = guard(rows, photo, memo, photos)
     return Profile(reader, rows.embeddings, rows.values, rows.colors, photo, photos, rows.base_value, rows.base_color,
-                   rows.base_face, rows.checked, blend, memo)
+                   rows.base_face, rows.checked, rows.ink, blend, memo)
 
 
 @dataclass(frozen=True)
@@ -562,31 +587,111 @@ class Inks:
         return e / e.sum(axis=1, keepdims=True)
 
 
+# How each ink looks against its body under this table's light (ink_look.py), learnt from the
+# dice a player checked in that ink: an ink needs LOOK_MIN_DICE of them, and two inks learnt so
+# are needed to tell a die's ink between them. Each learnt ink is a normal distribution about
+# its dice's mean direction with the inks' pooled spread, shrunk towards LOOK_SPREAD.
+LOOK_MIN_DICE = 3
+LOOK_SPREAD = 0.08
+LOOK_PRIOR = 3.0  # how many dice' worth of LOOK_SPREAD the pooled spread starts from
+LOOK_WEIGHT = 2.0  # the looks' log-likelihood against the colour head's log-probabilities
+LOOK_DOUBT = 4.0  # an unchecked die's look this much likelier under another learnt ink: its ink is doubted
+# a look this far (squared Mahalanobis distance) from every learnt ink is like none of them (a
+# glare, a body taken for ink): it says nothing of the die's ink (chi-square, 3 dof: p = 0.001)
+LOOK_FAR = 16.0
+
+
+def _unit_looks(ink: np.ndarray) -> np.ndarray:
+    """Ink directions of length 1 again (the file keeps them in float16); NaN rows stay."""
+    norm = np.linalg.norm(ink, axis=1, keepdims=True)
+    return np.where(np.abs(norm - 1.0) > 1e-6, ink / np.maximum(norm, _TINY), ink).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class InkLooks:
+    """How the learnt inks look under this light on this set's bodies (LOOK_MIN_DICE and the
+    rest above): a die's measured look moves its colour only among the inks learnt so, each in
+    proportion to the likelihood of its look under that ink; the other inks keep their share."""
+
+    means: np.ndarray  # (4, LOOK_DIMS); rows of inks not learnt are unused
+    precision: np.ndarray  # (LOOK_DIMS, LOOK_DIMS)
+    learnt: np.ndarray  # (4,) bool
+
+    @classmethod
+    def of(cls, looks: np.ndarray, colors: np.ndarray) -> "InkLooks | None":
+        measured = np.isfinite(looks).all(axis=1)
+        looks, colors = looks[measured].astype(np.float64), colors[measured]
+        counts = np.bincount(colors, minlength=N_COLORS)
+        learnt = counts >= LOOK_MIN_DICE
+        if learnt.sum() < 2:
+            return None
+        means = np.zeros((N_COLORS, LOOK_DIMS))
+        scatter = LOOK_PRIOR * LOOK_SPREAD ** 2 * np.eye(LOOK_DIMS)
+        for c in np.flatnonzero(learnt):
+            mine = looks[colors == c]
+            means[c] = mine.mean(axis=0)
+            scatter += (mine - means[c]).T @ (mine - means[c])
+        dof = LOOK_PRIOR + float(counts[learnt].sum() - learnt.sum())
+        return cls(means, np.linalg.inv(scatter / dof), learnt)
+
+    def log_likelihood(self, looks: np.ndarray) -> np.ndarray:
+        """(n, 4) each look's log-likelihood under each learnt ink (-inf for the others; NaN for
+        a look not measured)."""
+        d = looks.astype(np.float64)[:, None, :] - self.means[None]
+        ll = -0.5 * np.einsum("nci,ij,ncj->nc", d, self.precision, d)
+        return np.where(self.learnt[None], ll, -np.inf)
+
+    def near(self, looks: np.ndarray) -> np.ndarray:
+        """(n,) bool: the look was measured and lies within LOOK_FAR of some learnt ink."""
+        ll = self.log_likelihood(looks)
+        return np.isfinite(looks).all(axis=1) & (-2.0 * ll.max(axis=1, initial=-np.inf) <= LOOK_FAR)
+
+    def probs(self, color_probs: np.ndarray, looks: np.ndarray) -> np.ndarray:
+        out = np.array(color_probs, np.float64)
+        rows = np.flatnonzero(self.near(looks))
+        if not len(rows):
+            return out
+        cols = np.flatnonzero(self.learnt)
+        ll = LOOK_WEIGHT * self.log_likelihood(looks[rows])[:, cols]
+        part = out[np.ix_(rows, cols)]
+        z = np.log(np.maximum(part, _TINY)) + ll
+        z -= z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        out[np.ix_(rows, cols)] = part.sum(axis=1, keepdims=True) * e / e.sum(axis=1, keepdims=True)
+        return out
+
+
 @dataclass(frozen=True)
 class _Model:
-    """What some learnt dice teach: the inks' looks, the values' shift, and the dice that
-    teach values by likeness."""
+    """What some learnt dice teach: the inks' looks (to the colour head, and against their
+    bodies), the values' shift, and the dice that teach values by likeness."""
 
     embeddings: np.ndarray  # the dice that teach
     values: np.ndarray
     value_bias: np.ndarray | None
     inks: Inks | None
     value_weight: float
+    looks: InkLooks | None = None
 
     @classmethod
     def of(cls, rows: _Rows, teach: np.ndarray, value_bias: np.ndarray | None = None, weight: float = VALUE_WEIGHT) -> "_Model":
         inks = Inks.of(rows.base_color[teach], rows.colors[teach]) if teach.any() else None
-        return cls(rows.embeddings[teach], rows.values[teach], value_bias, inks, weight)
+        # an ink's look is learnt from the dice a player checked in it, never from the reader's guesses
+        looked = teach & rows.checked
+        looks = InkLooks.of(rows.ink[looked], rows.colors[looked]) if looked.any() else None
+        return cls(rows.embeddings[teach], rows.values[teach], value_bias, inks, weight, looks)
 
     def predict(self, embeddings: np.ndarray, value_probs: np.ndarray, color_probs: np.ndarray,
-                cos: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                cos: np.ndarray | None = None, ink: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The heads' probabilities with what was taught (`cos`: the crops' cosines with the
-        teaching dice, when known)."""
+        teaching dice, when known; `ink`: how the crops' inks look, when measured)."""
         value = _shifted(value_probs.astype(np.float64), self.value_bias)
         if self.value_weight > 0 and len(self.values):
             kernel = _kernel_of(embeddings @ self.embeddings.T if cos is None else cos)
             value = _blend_mass(value, kernel @ np.eye(N_VALUES)[self.values], self.value_weight)
         color = color_probs if self.inks is None else self.inks.probs(color_probs)
+        if self.looks is not None and ink is not None:
+            color = self.looks.probs(color, ink)
         return value, color
 
 
@@ -604,6 +709,21 @@ def _teaching(rows: _Rows, cos: np.ndarray | None = None) -> np.ndarray:
     return teach | ~contradicted
 
 
+def _look_doubted(rows: _Rows) -> np.ndarray:
+    """The dice nobody checked whose ink looks, against their body, like another ink the checked
+    dice taught (by LOOK_DOUBT nats or more) than the ink they were confirmed in: the reader's
+    own guess, which neither teaches nor counts as broken when a profile reads it otherwise."""
+    doubted = np.zeros(len(rows.values), bool)
+    looked = rows.checked
+    looks = InkLooks.of(rows.ink[looked], rows.colors[looked]) if looked.any() else None
+    if looks is None:
+        return doubted
+    ll = looks.log_likelihood(rows.ink)
+    mine = ll[np.arange(len(ll)), rows.colors]
+    doubted = ~rows.checked & looks.learnt[rows.colors] & (ll.max(axis=1) - mine >= LOOK_DOUBT)
+    return doubted & np.isfinite(mine) & looks.near(rows.ink)
+
+
 def guard(rows: _Rows, photo: np.ndarray, memo: _Memo | None = None, photos: tuple[str, ...] = ()) -> Blend:
     """The shifts learnt from every teaching die, and what the check backs (module docstring).
     `memo` (_Memo): the dice's cosines and the tallies of photos checked before, reused."""
@@ -611,7 +731,7 @@ def guard(rows: _Rows, photo: np.ndarray, memo: _Memo | None = None, photos: tup
     if len(order) < MIN_PHOTOS:
         return Blend()
     cos = memo.cos if memo is not None else rows.embeddings @ rows.embeddings.T  # once, for every use below
-    teach = _teaching(rows, cos)
+    teach = _teaching(rows, cos) & ~_look_doubted(rows)
     model = _Model.of(rows, teach, fit_bias(rows.base_value[teach], rows.values[teach])) if teach.any() else None
     fixes_v = np.zeros((N_VALUES, N_VALUES), np.int64)
     breaks_v = np.zeros_like(fixes_v)
@@ -652,7 +772,8 @@ def _same_dice(rows: _Rows, mine: slice, previous: Profile, theirs: slice) -> bo
             and np.array_equal(rows.embeddings[mine], previous.embeddings[theirs])
             and np.array_equal(rows.values[mine], previous.values[theirs])
             and np.array_equal(rows.colors[mine], previous.colors[theirs])
-            and np.array_equal(rows.checked[mine], previous.checked[theirs]))
+            and np.array_equal(rows.checked[mine], previous.checked[theirs])
+            and np.array_equal(rows.ink[mine], previous.ink[theirs], equal_nan=True))
 
 
 def _check_photo(rows: _Rows, out: np.ndarray, before: np.ndarray, teach: np.ndarray, cos: np.ndarray,
@@ -661,7 +782,7 @@ def _check_photo(rows: _Rows, out: np.ndarray, before: np.ndarray, teach: np.nda
     bias = fit_bias(rows.base_value[before], rows.values[before], start=bias)
     past = _Model.of(rows, before, bias)
     new_v, new_c = past.predict(rows.embeddings[out], rows.base_value[out], rows.base_color[out],
-                                cos[np.ix_(out, before)])
+                                cos[np.ix_(out, before)], rows.ink[out])
     fixes_v = np.zeros((N_VALUES, N_VALUES), np.int64)
     breaks_v = np.zeros_like(fixes_v)
     fixes_c = np.zeros((N_COLORS, N_COLORS), np.int64)

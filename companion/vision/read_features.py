@@ -33,6 +33,7 @@ class ReadFeatures:
     face: np.ndarray  # (n,) the face head's probability (1 without one)
     light_kind: str | None  # the photo's light as the colour heads are chosen (light_colour.photo_kind)
     white_reference: bool  # the dice's bodies told the light (inks measured against them)
+    ink: np.ndarray | None = None  # (n, 3) how each die's ink looks against its body (ink_look.py; None: not measured)
 
     def __len__(self) -> int:
         return len(self.boxes)

@@ -18,6 +18,7 @@ from companion.dice import DiceSet, Face
 from companion.vision.decoder import COLOR_CLASSES, VALUE_CLASSES, DecodedDie, decode
 from companion.vision.detector import Detection
 from companion.vision.image_io import WorkImage
+from companion.vision.ink_look import ink_looks
 from companion.vision.inks import Ink, measure_inks
 from companion.vision.joint_colour import HUE_SPREAD, UNUSUAL_HUE_SPREAD, joint_colours, split_inks
 from companion.vision.light_colour import ink_features, photo_kind
@@ -59,6 +60,7 @@ class DecidedDice:
     embedding: np.ndarray | None = None  # the reader's, of the kept boxes' crops
     base_probs: tuple[np.ndarray, np.ndarray] | None = None  # value and colour probabilities before any profile
     light_kind: str | None = None  # light_colour.photo_kind: which colour head read the colours
+    looks: Callable[[], np.ndarray] | None = None  # the boxes' ink looks (ink_look.py), measured when first asked
 
 
 def decide_dice(
@@ -76,12 +78,14 @@ def decide_dice(
     # the kept faces' inks, against their bodies where these are a white reference: measured
     # once, when first asked (the colour head, the joint colours and the ink doubts ask alike)
     inks = functools.cache(lambda: measure_inks(work.rgb, boxes, light=cast is not None))
+    # how the inks look against their bodies (ink_look.py): for a profile that learnt them, and learning
+    looks = functools.cache(lambda: ink_looks(work.rgb, boxes, light=cast is not None))
     kind = photo_kind(kept.light, cast)
     color_probs = colour_probs(models, kind, color_logits, embedding, settings, inks)
     base_probs = (value_probs, color_probs)
     unbacked = np.zeros(len(detections), dtype=bool)
     if profile is not None:  # what this table's confirmed dice taught, before the set's constraint
-        applied = profile.apply(embedding, value_probs, color_probs)
+        applied = profile.apply(embedding, value_probs, color_probs, looks() if profile.uses_inks else None)
         value_probs, color_probs, unbacked = applied.value_probs, applied.color_probs, applied.unbacked
     faces = kept.faces[keep]
     decoded = decode(value_probs, color_probs, dice_set, settings.levels(models.tuning).decoding)
@@ -94,7 +98,7 @@ def decide_dice(
     return DecidedDice(work, detections, faces, value_logits, color_logits, cal.color_temperature, value_probs,
                        color_probs, decoded, flags,
                        cast, inks, None if read.agree is None else read.agree[keep], kept.second[keep],
-                       kept.lone[keep], kept.side[keep], embedding, base_probs, kind)
+                       kept.lone[keep], kept.side[keep], embedding, base_probs, kind, looks)
 
 
 def usual_light(cast: float | None) -> bool:
