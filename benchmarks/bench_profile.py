@@ -45,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 from companion.dice import Face  # noqa: E402
 from companion.vision.image_io import load_work_image  # noqa: E402
+from companion.vision.ink_look import ink_looks  # noqa: E402
 from companion.vision.learn import ConfirmedDie, learn_photo  # noqa: E402
 from companion.vision.models import load_models  # noqa: E402
 from companion.vision.pipeline import Analysis, analyse  # noqa: E402
@@ -173,16 +174,20 @@ class Timer:
         self.read_ms: dict[bool, list[float]] = {False: [], True: []}
         self.profiles: list = []  # each game's loop profile: together, a long evening's (full_profile_ms)
         self.pairs: list[float] = []  # per photo read both ways: time with a profile / without
-        self.own_ms: list[float] = []  # the profile's own work in a read (keeps + apply)
+        self.own_ms: list[float] = []  # the profile's own work in a read (keeps, inks' looks, apply)
 
-    def own_work(self, profile, analysis: Analysis) -> None:
-        """Time what a profile itself adds to a read: judging the boxes and applying what it learnt."""
+    def own_work(self, profile, analysis: Analysis, path) -> None:
+        """Time what a profile itself adds to a read: judging the boxes, measuring how the inks
+        look against their bodies (where it learnt that) and applying what it learnt."""
         seen = analysis.features
         if profile is None or seen is None or not len(seen):
             return
+        work = load_work_image(path)
+        boxes = [work.to_work(tuple(b)) for b in seen.boxes]
         t0 = time.perf_counter()
         profile.keeps(seen.embedding, seen.face)
-        profile.apply(seen.embedding, seen.value_probs, seen.color_probs)
+        looks = ink_looks(work.rgb, boxes, seen.white_reference) if profile.uses_inks else None
+        profile.apply(seen.embedding, seen.value_probs, seen.color_probs, looks)
         self.own_ms.append((time.perf_counter() - t0) * 1000)
 
     def full_profile_ms(self) -> tuple[int, int, float]:
@@ -239,7 +244,7 @@ def run_game(number: int, photos: list[LabelledImage], models, timer: Timer) -> 
         pair = [(False, None), (True, batch)] if k % 2 else [(True, batch), (False, None)]
         got = {use: _read(image.path, models, prof, timer) for use, prof in pair}
         timer.pairs.append(timer.read_ms[True][-1] / timer.read_ms[False][-1])
-        timer.own_work(batch, got[True])
+        timer.own_work(batch, got[True], image.path)
         game.batch_base += match(image, got[False]).errors
         game.batch += match(image, got[True]).errors
     # the page's loop
@@ -304,7 +309,7 @@ def report(games: list[Game], timer: Timer) -> None:
     print(f"reading a photo: median {without:.1f} ms without a profile, {with_:.1f} ms with one "
           f"({100 * (with_ / without - 1):+.1f} %, target <= +5 %; {len(timer.read_ms[True])} photos each way); "
           f"median of each photo's two reads' ratio {100 * (statistics.median(timer.pairs) - 1):+.1f} %; the profile's "
-          f"own work in a read (keeps + apply) median {statistics.median(timer.own_ms):.2f} ms, max "
+          f"own work in a read (keeps, inks' looks, apply) median {statistics.median(timer.own_ms):.2f} ms, max "
           f"{max(timer.own_ms):.2f} ms")
 
 
