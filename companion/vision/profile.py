@@ -7,9 +7,10 @@ player checked it (or corrected it), and what the base reader said about it.
 
 What a table changes is learnt per ink and per value, each from its own dice:
 
-- *inks*: one shift per ink of the colour head's log-probabilities, fitted to the learnt dice
-  (how this set's inks look under this light: an orange-looking red). A crop's nearest learnt
-  dice are close for their value, not their ink: they never move its colour.
+- *inks*: how each ink looks to the colour head (the mean of its learnt dice's centred
+  log-probabilities: an orange-looking red), and how it looks against the body under this
+  light (ink_look.py: hue and darkness; learnt from checked dice only, InkLooks). A crop's
+  nearest learnt dice are close for their value, not their ink: they never move its colour.
 - *numerals*: one shift per value of the value head's log-probabilities (this font's 6 read as a
   9), and a kernel over cosine similarity that gives every value the mass of the learnt dice of
   that value that look like this crop,
