@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench snapshot-check data data-stress data-choosing data-table data-v1 data-blender train-env system-deps clean
+.PHONY: run test lint bench snapshot-check data data-stress data-choosing data-table data-v1 data-blender data-blender-train train-env system-deps clean
 
 # `make run LAN=1`: serve on the local network, for the phones at the table (join by QR code).
 run: $(STAMP)
@@ -133,6 +133,15 @@ data-blender: $(BLENDER_VENV)/.installed
 	$(BLENDER_VENV)/bin/python -m training.blender --out data/calib_blender --count 80 --seed 4501 --split calib > /dev/null
 	$(BLENDER_VENV)/bin/python -m training.blender --out data/calib_blender2 --count 60 --seed 4601 --split calib > /dev/null
 	$(BLENDER_VENV)/bin/python -m training.blender --out data/calib_blender3 --count 120 --seed 4701 --split calib > /dev/null
+
+# The Blender training split (training/blender/crops.py): a small frame around one die each, for
+# the reader's second source (training.reader --second-data). Days of rendering at the lowest
+# priority, one thread; stopped, `make data-blender-train` again goes on where it stopped.
+# In the background: mkdir -p data/blender_train && nohup make data-blender-train >> data/blender_train/render.log 2>&1 &
+BLENDER_TRAIN_COUNT ?= 40000
+data-blender-train: $(BLENDER_VENV)/.installed
+	nice -n 19 $(BLENDER_VENV)/bin/python -m training.blender --split train --out data/blender_train \
+	  --count $(BLENDER_TRAIN_COUNT) --seed 6001 --log-every 50 > /dev/null
 
 # Training is an optional extra: the CPU wheel of PyTorch on disk.
 $(VENV)/.train: $(STAMP)

@@ -257,7 +257,8 @@ def _camera(scene, rng: np.random.Generator, centres, width: int, height: int) -
 
 
 def _label(scene, cam, obj, die: Die, face: Face, width: int, height: int) -> dict:
-    corners = [obj.matrix_world @ Vector((x, y, 0.5)) for x, y in ((-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5))]
+    # the numeral's top-left, top-right, bottom-right, bottom-left (its texture's v runs along +y)
+    corners = [obj.matrix_world @ Vector((x, y, 0.5)) for x, y in ((-0.5, 0.5), (0.5, 0.5), (0.5, -0.5), (-0.5, -0.5))]
     poly = []
     for c in corners:
         p = world_to_camera_view(scene, cam, c)

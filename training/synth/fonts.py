@@ -72,6 +72,13 @@ def _draws_digits(path: Path) -> bool:
     return len(set(masks)) == 4 and all(any(m) for m in masks[:3])
 
 
+def usable_font(path: Path) -> FontSpec | None:
+    """The font file as a numeral font, or None when it is skipped or draws no distinct 6, 9 and W."""
+    if not _wanted(path) or not _draws_digits(path):
+        return None
+    return FontSpec(path.stem, "ttf", str(path))
+
+
 @lru_cache(maxsize=1)
 def available_fonts() -> tuple[FontSpec, ...]:
     """Every usable font on this machine, sorted by name so seeds mean the same everywhere."""
@@ -81,9 +88,10 @@ def available_fonts() -> tuple[FontSpec, ...]:
         if not root.is_dir():
             continue
         for path in sorted(root.rglob("*")):
-            if path.suffix.lower() in (".ttf", ".otf") and _wanted(path) and path.stem not in found:
-                if _draws_digits(path):
-                    found[path.stem] = FontSpec(path.stem, "ttf", str(path))
+            if path.suffix.lower() in (".ttf", ".otf") and path.stem not in found:
+                spec = usable_font(path)
+                if spec is not None:
+                    found[path.stem] = spec
     specs = sorted(found.values(), key=lambda f: f.name)
     specs += [FontSpec(name, "hershey") for name in _HERSHEY]
     specs.append(FontSpec(PIL_DEFAULT, "pil"))
