@@ -14,6 +14,11 @@ With --negatives (crops mined by training/negatives.py) a third head learns to t
 from anything else the detector may propose; each batch then carries one negative per
 NEGATIVE_SHARE faces, cut and jittered the same way. The value and colour heads learn from the
 faces only.
+
+With --second-data DIR (for example data/blender_train, the Blender training split: make
+data-blender-train) a second dataset gives --second-share of every batch's faces (default 0.25),
+the first the rest (training/reader_sources.py); an epoch stays the first dataset's faces over
+the batch size in steps. The exported model's metadata records both.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from training.common import (
     PRECROP_CONTEXT, READER_WIDTHS, Cache, build_reader, count_params, export_onnx, init_weights, load_checkpoint, make_plan, run_record, save_checkpoint, start_run, training_parser,
 )
 from training.faults import random_fault
+from training.reader_sources import batch_faces, load_second, plan_epoch, share_arg
 
 if TYPE_CHECKING:  # torch is imported where it is used (and handed down): it is an optional extra
     import torch
@@ -136,17 +142,29 @@ def main(argv=None) -> int:
                          "--init from a narrower reader widens it without changing what it computes")
     ap.add_argument("--negatives", help="a folder of mined non-face crops (training/negatives.py): "
                                         "also train the face head")
+    ap.add_argument("--second-data", metavar="DIR",
+                    help="a second dataset (for example data/blender_train) that gives --second-share of every batch")
+    ap.add_argument("--second-share", type=share_arg, metavar="SHARE",
+                    help="the second dataset's share of each batch's faces, between 0 and 1 (default 0.25)")
     args = ap.parse_args(argv)
+    if args.second_share is not None and not args.second_data:
+        ap.error("--second-share is the share of --second-data: give --second-data too")
+    if args.second_data and args.batch < 2:
+        ap.error("--second-data needs a --batch of at least 2")
+    share = args.second_share if args.second_share is not None else 0.25
 
     import torch
 
     run_dir, log, train, val = start_run(args)
+    second = load_second(args.second_data, log) if args.second_data else None
     n = len(train.crop_value)
     steps = args.epoch_steps or max(1, n // args.batch)
     negatives = load_negatives(args.negatives) if args.negatives else None
     model = build_reader(face_head=negatives is not None, widths=args.widths)
     log(f"reader: {count_params(model)} parameters, {n} training faces, {steps} steps/epoch"
-        + (f", {len(negatives)} negatives ({args.negatives})" if negatives is not None else ""))
+        + (f", {len(negatives)} negatives ({args.negatives})" if negatives is not None else "")
+        + (f", {len(second.crop_value)} faces of {args.second_data} giving {share:.0%} of each batch"
+           if second is not None else ""))
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=5e-4)
     plan = make_plan(args, steps)
     rng = np.random.default_rng(args.seed)
@@ -162,15 +180,14 @@ def main(argv=None) -> int:
     ce = torch.nn.CrossEntropyLoss()
     while not plan.done() and not args.export_only:
         model.train()
-        order = np.concatenate([rng.permutation(n) for _ in range(-(-steps * args.batch // n))])
+        sources = plan_epoch(rng, train, second, args.batch, share, steps)
         t0, tot, done = time.time(), 0.0, 0
         for s in range(steps):
             if plan.done():
                 break
             t_step = time.time()
             plan.apply(opt)
-            idx = np.sort(order[s * args.batch:(s + 1) * args.batch])  # sorted: friendlier to the memmap
-            pre = np.array(train.crops[idx])
+            pre, values, colors = batch_faces(sources, s)
             if negatives is not None:
                 neg = np.sort(rng.choice(len(negatives), size=max(1, args.batch // NEGATIVE_SHARE), replace=False))
                 pre = np.concatenate([pre, negatives[neg]])
@@ -179,9 +196,9 @@ def main(argv=None) -> int:
             if args.faults:
                 x = with_faults(torch, x, args.faults, rng)
             out = model(x)
-            k = len(idx)
+            k = len(values)
             v, c = out[0][:k], out[1][:k]
-            loss = ce(v, torch.from_numpy(train.crop_value[idx])) + ce(c, torch.from_numpy(train.crop_color[idx]))
+            loss = ce(v, torch.from_numpy(values)) + ce(c, torch.from_numpy(colors))
             if negatives is not None:
                 is_face = torch.zeros(len(x), dtype=torch.long)
                 is_face[:k] = 1
@@ -205,6 +222,8 @@ def main(argv=None) -> int:
     outputs = ["value", "color"] + (["face"] if negatives is not None else [])
     meta["negatives"] = args.negatives or ""
     meta["widths"] = ",".join(map(str, args.widths))
+    if second is not None:  # only then: a run without one keeps the metadata it always had
+        meta["second_data"], meta["second_share"] = args.second_data, share
     export_onnx(model, torch.zeros(4, 3, READER_SIZE, READER_SIZE), Path(args.out), "crops", outputs,
                 {"crops": {0: "n"}, **{name: {0: "n"} for name in outputs}}, meta)
     log(f"wrote {args.out} ({Path(args.out).stat().st_size / 1024:.0f} KB)")
