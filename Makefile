@@ -118,13 +118,14 @@ data-v1: $(STAMP) system-deps
 	cd $(V1_TREE) && PYTHONPATH=. $(CURDIR)/$(BIN)/python -m training.synth --out $(CURDIR)/data/v1_val --count 400 --split val --seed 5101
 
 # Validation photos from a second renderer, Blender's path tracer (training/blender). bpy is
-# a 500 MB wheel for Python 3.11 only, so it gets its own environment, never the product's.
+# a 500 MB wheel for Python 3.11 only, so it gets its own environment, never the product's;
+# numpy, Pillow and OpenCV there at constraints.txt's versions, as the generator's.
 BLENDER_VENV := .venv-blender
 BLENDER_PYTHON ?= python3.11
 
-$(BLENDER_VENV)/.installed: pyproject.toml
+$(BLENDER_VENV)/.installed: pyproject.toml constraints.txt
 	test -x $(BLENDER_VENV)/bin/python || $(BLENDER_PYTHON) -m venv $(BLENDER_VENV)
-	$(BLENDER_VENV)/bin/pip install -q bpy==4.2.0 numpy pillow opencv-python-headless
+	$(BLENDER_VENV)/bin/pip install -q -c constraints.txt bpy==4.2.0 numpy pillow opencv-python-headless
 	$(BLENDER_VENV)/bin/pip install -q --no-deps -e .
 	touch $@
 

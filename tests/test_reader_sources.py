@@ -130,3 +130,15 @@ def test_a_reader_trained_on_two_sources_records_them(caches, tmp_path):
     meta = {p.key: p.value for p in onnx.load(str(out)).metadata_props}
     assert meta["second_data"] == str(root / "second") and float(meta["second_share"]) == 0.375
     assert "5 faces of" in (tmp_path / "train.log").read_text()
+
+
+def test_the_render_stats_count_the_crops_the_reader_keeps(tmp_path, capsys):
+    from training.blender.stats import main
+
+    whole, cut = _frames(tmp_path / "whole", 3, SECOND_TABLE), _frames(tmp_path / "cut", 2, SECOND_TABLE, visible=0.5)
+    with open(whole / "labels.jsonl", "a") as sink:  # frames with faces mostly out of frame add no crop
+        sink.write((cut / "labels.jsonl").read_text().replace("images/", "../cut/images/"))
+    assert main([str(whole)]) == 0
+    assert "5 frames, 3 crops for the reader" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="no dataset"):
+        main([str(tmp_path / "none")])
