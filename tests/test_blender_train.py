@@ -15,6 +15,7 @@ import pytest
 from PIL import Image
 
 from companion.dice import Color, Face, standard_set
+from companion.vision.crops import READER_CONTEXT
 from training.blender.look import BODIES, JPEG_QUALITY, KEY_KELVIN, sample_look, train_fonts
 from training.common import build_cache, read_dataset
 from training.synth.dataset import image_rng
@@ -54,7 +55,7 @@ def test_each_frame_holds_its_subject_whole_in_the_middle_with_true_faces(render
         for d in row["dice"]:
             assert dice[d["die"]].has_face(Face(None if d["value"] == "W" else d["value"], Color.parse(d["color"])))
         subject = [d for d in row["dice"] if d["die"] == cond["subject"]]
-        assert len(subject) == 1 and not subject[0]["truncated"]
+        assert len(subject) == 1 and not subject[0]["truncated"] and subject[0]["reader_crop"]
         x0, y0, x1, y1 = subject[0]["box"]
         assert abs((x0 + x1) / 2 - row["width"] / 2) < 0.15 * row["width"]
         assert abs((y0 + y1) / 2 - row["height"] / 2) < 0.15 * row["height"]
@@ -103,12 +104,19 @@ def test_the_polygon_starts_at_the_numerals_top_left(rendered):
     assert right[:, 0].mean() > right[:, 1].mean() + 0.1, scores
 
 
-def test_the_reader_cache_cuts_a_crop_for_every_whole_face(rendered, tmp_path):
+def test_the_reader_cache_cuts_a_crop_for_each_face_whose_views_the_frame_holds(rendered, tmp_path):
     out, rows = rendered
     cache = build_cache(out, tmp_path / "cache", log=lambda _: None)
-    kept = sum(1 for image in read_dataset(out) for d in image.dice if not d.ignored)
-    assert len(cache.crop_value) == kept >= COUNT  # every subject at least
+    images = read_dataset(out)
+    kept = [(im, d) for im in images for d in im.dice if d.reader_face]
+    assert len(cache.crop_value) == len(kept) >= COUNT  # every subject at least
     assert cache.crops.shape[1:] == (128, 128, 3)
+    for im, d in kept:  # the widest view the reader takes stays inside the frame
+        half = (READER_CONTEXT / 2 * 1.25 + 0.1) * max(d.box[2] - d.box[0], d.box[3] - d.box[1])
+        cx, cy = (d.box[0] + d.box[2]) / 2, (d.box[1] + d.box[3]) / 2
+        assert half <= cx <= im.width - half and half <= cy <= im.height - half
+    # neighbours the frame cuts close are labelled, but give no crop
+    assert sum(len(im.dice) for im in images) > len(kept)
 
 
 def test_a_stopped_run_goes_on_with_the_same_frames(rendered, tmp_path):

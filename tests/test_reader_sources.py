@@ -21,7 +21,8 @@ FRAME, FACE = 120, 40
 FIRST_TABLE, SECOND_TABLE = (40, 160, 40), (200, 40, 200)  # each source's table colour tells its crops apart
 
 
-def _frames(folder: Path, count: int, table: tuple[int, int, int], visible: float = 1.0) -> Path:
+def _frames(folder: Path, count: int, table: tuple[int, int, int], visible: float = 1.0,
+            reader_crop: bool | None = None) -> Path:
     """`count` frames, each one die face in the middle whose grey level is 20 x its value class."""
     faces = [(die.id, face) for die in standard_set().dice for face in die.faces]
     (folder / "images").mkdir(parents=True)
@@ -37,6 +38,8 @@ def _frames(folder: Path, count: int, table: tuple[int, int, int], visible: floa
             corners = [[a, a], [b, a], [b, b], [a, b]]
             label = {"die": die, "value": value, "color": face.color.value, "polygon": corners,
                      "box": [a, a, b, b], "truncated": visible < 1.0, "visible": visible}
+            if reader_crop is not None:
+                label["reader_crop"] = reader_crop
             row = {"image": f"images/{i:06d}.jpg", "width": FRAME, "height": FRAME, "dice": [label],
                    "conditions": {"split": "train", "kind": "crop", "index": i}}
             sink.write(json.dumps(row) + "\n")
@@ -106,8 +109,21 @@ def test_a_second_source_without_faces_is_refused_with_a_sentence(tmp_path):
     with pytest.raises(SystemExit, match="no dataset at"):
         load_second(tmp_path / "missing", log=lambda _: None)
     cut = _frames(tmp_path / "cut", 2, SECOND_TABLE, visible=0.5)  # every face mostly out of its frame
-    with pytest.raises(SystemExit, match="no face whole enough"):
+    with pytest.raises(SystemExit, match="no face the reader's training can cut"):
         load_second(cut, log=lambda _: None)
+    context = _frames(tmp_path / "context", 2, SECOND_TABLE, reader_crop=False)  # labelled, no crop
+    with pytest.raises(SystemExit, match="no face the reader's training can cut"):
+        load_second(context, log=lambda _: None)
+
+
+def test_a_face_marked_without_a_reader_crop_is_labelled_but_not_cut(tmp_path):
+    marked = _frames(tmp_path / "marked", 3, SECOND_TABLE, reader_crop=True)
+    with open(marked / "labels.jsonl", "a") as sink:
+        sink.write((_frames(tmp_path / "context", 2, SECOND_TABLE, reader_crop=False) / "labels.jsonl").read_text()
+                   .replace("images/", "../context/images/"))
+    cache = build_cache(marked, cache_dir_for(marked), log=lambda _: None)
+    assert len(cache.crop_value) == 3 and len(cache.det_boxes) == 5
+    assert all(len(boxes) == 1 and boxes[0, 4] == 0 for boxes in cache.det_boxes)  # the detector still sees each
 
 
 def test_a_second_share_without_a_second_source_is_refused():

@@ -48,10 +48,16 @@ class LabelledDie:
     truncated: bool
     visible: float = 1.0
     cube: np.ndarray | None = None  # the whole cube's outline (top and side faces), when labelled
+    reader_crop: bool = True  # false where a small frame does not hold the square the reader is cut from
 
     @property
     def ignored(self) -> bool:
         return self.truncated and self.visible < VISIBLE_MIN
+
+    @property
+    def reader_face(self) -> bool:
+        """A face the reader's training cuts a crop for."""
+        return not self.ignored and self.reader_crop
 
 
 @dataclass(frozen=True)
@@ -71,7 +77,8 @@ def _die(d: dict) -> LabelledDie:
     truncated = bool(d.get("truncated", False))
     visible = float(d.get("visible", 0.0 if truncated else 1.0))
     cube = np.asarray(d["cube"], dtype=np.float64) if d.get("cube") else None
-    return LabelledDie(value, Color.parse(d["color"]), d.get("die"), box, poly, truncated, visible, cube)
+    return LabelledDie(value, Color.parse(d["color"]), d.get("die"), box, poly, truncated, visible, cube,
+                       bool(d.get("reader_crop", True)))
 
 
 def read_dataset(folder: str | Path, limit: int = 0) -> list[LabelledImage]:
@@ -160,7 +167,7 @@ def _build_cache_locked(folder: str | Path, cache_dir: Path, log, limit: int) ->
         marker.unlink()
     cache_dir.mkdir(parents=True, exist_ok=True)
     n = len(images)
-    n_crops = sum(1 for im in images for d in im.dice if not d.ignored)
+    n_crops = sum(1 for im in images for d in im.dice if d.reader_face)
     det_images = np.lib.format.open_memmap(cache_dir / "det_images.npy", "w+", np.uint8,
                                            (n, DET_LONG_SIDE, DET_LONG_SIDE, 3))
     crops = np.lib.format.open_memmap(cache_dir / "crops.npy", "w+", np.uint8,
@@ -179,7 +186,7 @@ def _build_cache_locked(folder: str | Path, cache_dir: Path, log, limit: int) ->
         for d in im.dice:
             x0, y0, x1, y1 = d.box[0] * kx, d.box[1] * ky, d.box[2] * kx, d.box[3] * ky
             rows.append((x0 * k, y0 * k, x1 * k, y1 * k, float(d.ignored)))
-            if d.ignored:
+            if not d.reader_face:
                 continue
             side = max(x1 - x0, y1 - y0) * PRECROP_CONTEXT
             crops[j] = crop_square(work.rgb, (x0 + x1) / 2, (y0 + y1) / 2, side, PRECROP_SIZE)

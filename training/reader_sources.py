@@ -80,5 +80,5 @@ def load_second(folder: str | Path, log) -> Cache:
                          "split is made by `make data-blender-train`")
     cache = build_cache(folder, cache_dir_for(folder), log)
     if len(cache.crop_value) == 0:
-        raise SystemExit(f"--second-data: {folder} holds no face whole enough to train on")
+        raise SystemExit(f"--second-data: {folder} holds no face the reader's training can cut a crop for")
     return cache

@@ -4,7 +4,9 @@ The reader learns from a square around each top face (training/common.py: PRECRO
 face's box), so a training render needs no whole photo: the camera is aimed at one die (the
 subject) from a phone's distance and the frame holds FRAME_FACES faces' width around it, in the
 pixels the face would have in the run-time's 960-px working image. Neighbouring dice of the
-same set lie around it, some touching. Few samples and a fast denoise: about a second a frame.
+same set lie around it, some touching: context for the subject, labelled, but cut by the
+reader's training only where the frame holds its views (`reader_crop`). Few samples and a fast
+denoise: about half a second of one core a frame.
 
 The scene is lit in scene-linear light and written as a float image; the phone's white balance,
 exposure, tone curve and noise are applied after (look.phone_finish), so the light's colour
@@ -21,6 +23,7 @@ import numpy as np
 from mathutils import Matrix, Vector  # noqa: E402
 
 from companion.dice import standard_set
+from companion.vision.crops import READER_CONTEXT
 from training.blender.look import (
     LightPlan, light_rgb, phone_finish, sample_lights, sample_look, sample_phone, train_fonts,
 )
@@ -36,6 +39,9 @@ TABLES = ("felt-green", "felt-blue", "wood", "slate", "plain")
 NEIGHBOURS = (0, 1, 2, 3, 4)
 NEIGHBOUR_WEIGHTS = (0.2, 0.25, 0.25, 0.2, 0.1)
 SUN_STRENGTH = 3.0  # the key light's irradiance; the phone's metering sets the exposure
+# half the widest square training.reader's views take around a face (scaled up to 1.25, shifted by
+# up to 0.1 of the box), in box sides: a face whose square leaves the frame gets no crop
+READER_REACH = READER_CONTEXT / 2 * 1.25 + 0.1
 
 
 def blender_fonts() -> tuple:
@@ -179,6 +185,16 @@ def _read_float_image(path: Path) -> np.ndarray:
     return np.flipud(pixels.reshape(height, width, 4)[:, :, :3])  # Blender's rows run bottom-up
 
 
+def _holds_reader_crop(label: dict, size: int) -> bool:
+    """True when the frame holds every view the reader's training takes of this face: a neighbour
+    near the edge would show the frame's border stretched (the crops repeat it) in most of them."""
+    if label["truncated"]:
+        return False
+    x0, y0, x1, y1 = label["box"]
+    half = READER_REACH * max(x1 - x0, y1 - y0)
+    return half <= (x0 + x1) / 2 <= size - half and half <= (y0 + y1) / 2 <= size - half
+
+
 def render_crop(rng: np.random.Generator, workdir: Path, fonts: tuple, samples: int = 8, threads: int = 1) -> Rendered:
     """One frame around one die of a freshly drawn look, light, table and phone."""
     app: Appearance = sample_look(rng, fonts)
@@ -209,7 +225,8 @@ def render_crop(rng: np.random.Generator, workdir: Path, fonts: tuple, samples: 
     camera = _camera(scene, rng, size, face_px)
     bpy.context.view_layer.update()
     labels = [_label(scene, scene.camera, o, d, d.faces[t], size, size) for o, d, t in zip(objects, chosen, tops)]
-    labels = [d for d in labels if d["box"][2] > d["box"][0] and d["box"][3] > d["box"][1]]
+    labels = [{**d, "reader_crop": _holds_reader_crop(d, size)}
+              for d in labels if d["box"][2] > d["box"][0] and d["box"][3] > d["box"][1]]
     out = workdir / "render.exr"
     scene.render.filepath = str(out)
     bpy.ops.render.render(write_still=True)

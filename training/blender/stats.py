@@ -1,6 +1,6 @@
 """python -m training.blender.stats DIR [--last N]: what a Blender training render has made so far.
 
-Frames, the crops the reader's training cuts from them (whole enough faces: training/common.py),
+Frames, the crops the reader's training cuts from them (training/common.py: LabelledDie.reader_face),
 the looks they cover, and the rate over the last N frames from the images' times. Needs no
 Blender; safe to run while the render appends.
 """
@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.folder / "labels.jsonl").is_file():
         raise SystemExit(f"no dataset at {args.folder} (no labels.jsonl)")
     images = read_dataset(args.folder)
-    crops = sum(1 for im in images for d in im.dice if not d.ignored)
+    crops = sum(1 for im in images for d in im.dice if d.reader_face)
     print(f"{args.folder}: {len(images)} frames, {crops} crops for the reader "
           f"({crops / max(1, len(images)):.2f} a frame), {sum(len(im.dice) for im in images)} labelled faces")
     for key in ("body", "table"):
@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(recent) >= 2:
         times = sorted(im.path.stat().st_mtime for im in recent)
         per_frame = (times[-1] - times[0]) / (len(recent) - 1)
-        recent_crops = sum(1 for im in recent[1:] for d in im.dice if not d.ignored)
+        recent_crops = sum(1 for im in recent[1:] for d in im.dice if d.reader_face)
         print(f"  rate over the last {len(recent)} frames: {per_frame:.2f} s a frame, "
               f"{(times[-1] - times[0]) / max(1, recent_crops):.2f} s a crop (wall time)")
     return 0
