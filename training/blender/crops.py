@@ -1,12 +1,13 @@
-"""One small path-traced frame around one die: the Blender training split (docs/synthetic_data.md).
+"""Small path-traced frames of a few dice: the Blender training split (docs/synthetic_data.md).
 
 The reader learns from a square around each top face (training/common.py: PRECROP_CONTEXT x the
-face's box), so a training render needs no whole photo: the camera is aimed at one die (the
-subject) from a phone's distance and the frame holds FRAME_FACES faces' width around it, in the
-pixels the face would have in the run-time's 960-px working image. Neighbouring dice of the
-same set lie around it, some touching: context for the subject, labelled, but cut by the
-reader's training only where the frame holds its views (`reader_crop`). Few samples and a fast
-denoise: about half a second of one core a frame.
+face's box), so a training render needs no whole photo. The camera is aimed at one die (the
+subject) from a phone's distance, with 0-4 neighbours of the same set around it, some touching,
+at the pixels a face has in the run-time's 960-px working image. Only a region of that view is
+rendered (Cycles' border): the subject's reach (every view the reader's training takes of it)
+and each neighbour's where taking it in costs no more pixels than a frame of its own. A face
+whose views the region does not hold is labelled, but marked `reader_crop: false`. Few samples
+and a fast denoise: about a quarter of a second of one core a crop.
 
 The scene is lit in scene-linear light and written as a float image; the phone's white balance,
 exposure, tone curve and noise are applied after (look.phone_finish), so the light's colour
@@ -29,8 +30,9 @@ from training.blender.look import (
 )
 from training.blender.scene import Rendered, _add_die, _body_mesh, _empty_scene, _hsv, _label, _material, _roughness, linear
 from training.synth.appearance import Appearance
+from training.synth.scene import share_in_frame
 
-FRAME_FACES = 3.6  # frame side in face sides: the reader's pre-crop (2.4 x a box up to 1.45 faces) fits
+VIEW_FACES = 12.0  # the camera's whole view, in face sides: every die lies in it; only a region is rendered
 FACE_PX = (14.0, 72.0)  # the subject's face side in working-image pixels, drawn log-uniform (larger faces
 # are shrunk into the reader's 64-px crop: rendering them bigger would only cost time)
 FOCAL_PX = (620.0, 900.0)  # a phone's focal length in working-image pixels (about 56-75 deg across 960 px)
@@ -39,9 +41,9 @@ TABLES = ("felt-green", "felt-blue", "wood", "slate", "plain")
 NEIGHBOURS = (0, 1, 2, 3, 4)
 NEIGHBOUR_WEIGHTS = (0.2, 0.25, 0.25, 0.2, 0.1)
 SUN_STRENGTH = 3.0  # the key light's irradiance; the phone's metering sets the exposure
-# half the widest square training.reader's views take around a face (scaled up to 1.25, shifted by
-# up to 0.1 of the box), in box sides: a face whose square leaves the frame gets no crop
-READER_REACH = READER_CONTEXT / 2 * 1.25 + 0.1
+# how far from a face's centre training.reader's views reach (its crop scaled up to 1.25, turned by
+# 45 degrees, shifted by 0.1 of the box), in box sides: a frame that holds less repeats its border
+READER_REACH = math.sqrt(2) * READER_CONTEXT / 2 * 1.25 + 0.1
 
 
 def blender_fonts() -> tuple:
@@ -185,21 +187,66 @@ def _read_float_image(path: Path) -> np.ndarray:
     return np.flipud(pixels.reshape(height, width, 4)[:, :, :3])  # Blender's rows run bottom-up
 
 
-def _holds_reader_crop(label: dict, size: int) -> bool:
-    """True when the frame holds every view the reader's training takes of this face: a neighbour
-    near the edge would show the frame's border stretched (the crops repeat it) in most of them."""
-    if label["truncated"]:
-        return False
+def _reach(label: dict) -> tuple[float, float, float, float]:
+    """The square every view of this face the reader's training takes stays in (image pixels)."""
     x0, y0, x1, y1 = label["box"]
     half = READER_REACH * max(x1 - x0, y1 - y0)
-    return half <= (x0 + x1) / 2 <= size - half and half <= (y0 + y1) / 2 <= size - half
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    return cx - half, cy - half, cx + half, cy + half
+
+
+def _region(labels: list[dict], size: int) -> tuple[int, int, int, int]:
+    """The part of the size x size view to render: the subject's reach (labels[0]), and each other
+    whole face's where taking it in costs no more pixels than a frame of its own would."""
+    def area(r) -> float:
+        return (r[2] - r[0]) * (r[3] - r[1])
+
+    region = _reach(labels[0])
+    for label in labels[1:]:
+        if label["truncated"]:
+            continue
+        reach = _reach(label)
+        grown = (min(region[0], reach[0]), min(region[1], reach[1]), max(region[2], reach[2]), max(region[3], reach[3]))
+        if area(grown) <= area(region) + area(reach):
+            region = grown
+    x0, y0 = max(0, math.floor(region[0])), max(0, math.floor(region[1]))
+    return x0, y0, min(size, math.ceil(region[2])), min(size, math.ceil(region[3]))
+
+
+def _in_region(label: dict, region: tuple[int, int, int, int]) -> dict | None:
+    """The label in the region's pixels (None when its face lies wholly outside), with
+    `reader_crop`: whether the region holds every view the reader's training takes of it."""
+    x0, y0, x1, y1 = region
+    width, height = x1 - x0, y1 - y0
+    poly = np.array(label["polygon"], np.float64) - (x0, y0)
+    visible = 0.0 if label["visible"] == 0.0 else min(1.0, share_in_frame(poly, width, height))
+    box = [max(0.0, poly[:, 0].min()), max(0.0, poly[:, 1].min()), min(float(width), poly[:, 0].max()),
+           min(float(height), poly[:, 1].max())]
+    if box[2] <= box[0] or box[3] <= box[1]:
+        return None
+    out = {**label, "polygon": [[round(x, 1), round(y, 1)] for x, y in poly], "box": [round(v, 1) for v in box],
+           "truncated": bool(visible < 0.999), "visible": round(visible, 3)}
+    r = _reach(out)
+    out["reader_crop"] = bool(not out["truncated"] and r[0] >= 0 and r[1] >= 0 and r[2] <= width and r[3] <= height)
+    return out
+
+
+def _render_region(scene, region: tuple[int, int, int, int], size: int) -> None:
+    """Render only the region of the view (Cycles skips the rest), and write it alone."""
+    x0, y0, x1, y1 = region
+    scene.render.use_border = scene.render.use_crop_to_border = True
+    # Blender's border runs from the bottom-left, in shares of the frame that it turns into whole
+    # pixels: a quarter pixel in, rounding and truncation both land on the pixel meant
+    scene.render.border_min_x, scene.render.border_max_x = (x0 + 0.25) / size, (x1 + 0.25) / size
+    scene.render.border_min_y, scene.render.border_max_y = (size - y1 + 0.25) / size, (size - y0 + 0.25) / size
 
 
 def render_crop(rng: np.random.Generator, workdir: Path, fonts: tuple, samples: int = 8, threads: int = 1) -> Rendered:
-    """One frame around one die of a freshly drawn look, light, table and phone."""
+    """One frame around one die and the neighbours it takes in, of a freshly drawn look, light,
+    table and phone."""
     app: Appearance = sample_look(rng, fonts)
     face_px = float(np.exp(rng.uniform(math.log(FACE_PX[0]), math.log(FACE_PX[1]))))
-    size = int(math.ceil(face_px * FRAME_FACES / 2)) * 2
+    size = int(math.ceil(face_px * VIEW_FACES / 2)) * 2
     scene = _scene(size, samples, threads)
     table_mat, table, table_rgb = _table(rng)
     bpy.ops.mesh.primitive_plane_add(size=400)
@@ -224,14 +271,18 @@ def render_crop(rng: np.random.Generator, workdir: Path, fonts: tuple, samples: 
     _lights(scene, rng, plan)
     camera = _camera(scene, rng, size, face_px)
     bpy.context.view_layer.update()
-    labels = [_label(scene, scene.camera, o, d, d.faces[t], size, size) for o, d, t in zip(objects, chosen, tops)]
-    labels = [{**d, "reader_crop": _holds_reader_crop(d, size)}
-              for d in labels if d["box"][2] > d["box"][0] and d["box"][3] > d["box"][1]]
+    in_view = [_label(scene, scene.camera, o, d, d.faces[t], size, size) for o, d, t in zip(objects, chosen, tops)]
+    region = _region(in_view, size)
+    labels = [d for d in (_in_region(d, region) for d in in_view) if d is not None]
     out = workdir / "render.exr"
     scene.render.filepath = str(out)
+    _render_region(scene, region, size)
     bpy.ops.render.render(write_still=True)
+    rendered = _read_float_image(out)
+    if rendered.shape[:2] != (region[3] - region[1], region[2] - region[0]):
+        raise RuntimeError(f"Blender rendered {rendered.shape[1]} x {rendered.shape[0]} px of the region {region}")
     phone = sample_phone(rng, face_px)
-    image = phone_finish(_read_float_image(out), plan, phone, table_rgb, rng)
+    image = phone_finish(rendered, plan, phone, table_rgb, rng)
     conditions = {"renderer": "blender-cycles", "split": "train", "kind": "crop", "subject": chosen[0].id,
                   **app.conditions(), "n_dice": len(objects), "table": table, "light": plan.conditions(),
                   "body_on_table": f"{app.body_name} on {table}", **camera, "samples": samples,
