@@ -150,6 +150,8 @@ class Tuning:
     detection_sure: float  # a box the detector scores lower is flagged
     face_sure: float  # a box the face head rates lower is flagged
     unusual_light_sure: float  # under an unusual or untold light a die is flagged under this confidence
+    doubt_flag_from: float  # the doubt model's operating point: a die this likely wrong or more is flagged (doubt_model.py)
+    doubt_die_drop: float  # a flagged die is asked whether it is a die where its box's scores weigh this much (log-odds)
     pipeline: PipelineLevels
     read: ReadLevels
     search: SearchLevels
