@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench snapshot-check data data-stress data-choosing data-table data-v1 data-blender data-blender-train train-env system-deps clean
+.PHONY: run test lint bench snapshot-check doubt-model data data-stress data-choosing data-table data-v1 data-blender data-blender-train train-env system-deps clean
 
 # `make run LAN=1`: serve on the local network, for the phones at the table (join by QR code).
 run: $(STAMP)
@@ -59,6 +59,12 @@ bench: $(STAMP)
 snapshot-check: $(STAMP) system-deps
 	$(BIN)/python -m training.readings_snapshot check --samples
 	$(BIN)/python -m training.readings_snapshot check
+
+# The doubt model (models/doubt_model.json) and its operating point (models/tuning.json), fitted on
+# the choosing sets (make data data-stress data-choosing data-v1 data-table); docs/doubt_model.md.
+doubt-model: $(STAMP) system-deps
+	$(BIN)/python -m training.doubt_model collect --fresh --data $$($(BIN)/python -c "from training.doubt_model import CHOOSING; print(*CHOOSING)")
+	$(BIN)/python -m training.doubt_model fit --seed 52
 
 # The synthetic datasets (git-ignored, resumable): train, a validation set never trained on,
 # and a calibration set for the confidences.

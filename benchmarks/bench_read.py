@@ -126,10 +126,10 @@ STAGES = {
     "of which the photo's light": ("companion.vision.stage2_read:photo_light",),
     "of which the reader": ("companion.vision.reader:ReaderModel.logits",),
     "cubes (one top face per cube)": ("companion.vision.stage3_one_per_cube:_cubes",),
-    "inks (light cast, joint colours, ink doubts)": ("companion.vision.stage3_one_per_cube:light_reference",
+    "inks (light cast, joint colours, the inks' doubt scores)": ("companion.vision.stage3_one_per_cube:light_reference",
                                                      "companion.vision.stage4_decide:measure_inks",
                                                      "companion.vision.stage4_decide:joint_colours",
-                                                     "companion.vision.doubts:ink_doubts"),
+                                                     "companion.vision.doubts:joint_colours"),
     "set decoder": ("companion.vision.stage4_decide:decode",),
 }
 # stages before the read proper: inside load_work_image

@@ -84,7 +84,7 @@ def test_a_double_tap_on_end_turn_records_nothing_the_player_did_not_see(page, g
 def test_a_triple_tap_on_a_check_confirms_nothing(page, gap_ms):
     create_game(page)
     page.check("input[name=roll][value='3']")
-    take_photo(page, SAMPLES / "s01_black_10.jpg")
+    take_photo(page, SAMPLES / "s12_far_phone.jpg")
     expect(page.locator("#ask-yes")).to_be_visible()
     page.wait_for_timeout(600)
     tap_twice(page, "#ask-yes", gap_ms, taps=3)
@@ -196,11 +196,12 @@ def test_only_the_doubts_that_could_change_the_result_are_asked(page):
 def test_the_confirmed_photo_keeps_which_dice_the_player_checked(page, db_path):
     create_game(page)
     page.check("input[name=roll][value='3']")
-    take_photo(page, SAMPLES / "s01_black_10.jpg")
+    take_photo(page, SAMPLES / "s12_far_phone.jpg")
     unsure = page.locator("#dice .chip.uncertain").evaluate_all("cs => cs.map(c => Number(c.dataset.index))")
     assert unsure
     tokens = page.locator("#dice .chip[data-index]").evaluate_all("cs => cs.map(c => c.dataset.token)")
-    fix = next(t for t in ("5r", "6o", "9g", "Wr", "2b", "10b") if t != tokens[unsure[0]] and possible(
+    faces = ("5r", "6o", "9g", "Wr", "2b", "10b", *sorted({f.token for d in standard_set().dice for f in d.faces}))
+    fix = next(t for t in faces if t != tokens[unsure[0]] and possible(
         tokens[:unsure[0]] + [t] + tokens[unsure[0] + 1:]))
     page.click(f"#dice .chip[data-index='{unsure[0]}']")  # corrected by hand
     pick(page, fix)

@@ -105,7 +105,7 @@ def test_a_change_from_another_device_warns_until_it_no_longer_applies(browser, 
 def test_after_a_photo_the_verdict_and_confirm_are_on_screen_and_then_the_next_player(page):
     create_game(page)
     page.check("input[name=roll][value='3']")  # the final roll: Confirm is the main action
-    take_photo(page, SAMPLES / "s01_black_10.jpg")
+    take_photo(page, SAMPLES / "s12_far_phone.jpg")
     assert page.evaluate("scrollY") == 0
     assert in_viewport(page, "#verdict")
     assert answer_checks(page) > 0  # the reader doubts dice that could change this miss

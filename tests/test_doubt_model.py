@@ -5,6 +5,7 @@ its file, its fit and its threshold."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -15,7 +16,8 @@ from companion.vision.models import load_models
 from companion.vision.pipeline import analyse
 from companion.vision.tuning import shipped_tuning
 from photo_helpers import PHOTOS, needs_models
-from training.doubt_model import NO_SPLIT, DoubtModel, DoubtModelError, fit_trees, right_flagged_at, threshold_for
+from companion.vision.doubt_model import NO_SPLIT, DoubtModel, DoubtModelError
+from training.doubt_model import fit_trees, right_flagged_at, threshold_for
 from training.evaluate import IOU_MIN, box_iou
 
 NAMES = list(FEATURES)
@@ -24,11 +26,11 @@ TUNING = shipped_tuning()
 
 
 def _stumps(splits: list[tuple[str, float, float, float]], flag_from: float = 0.5, typical: float = 0.0) -> DoubtModel:
-    """Trees that split once: (feature, threshold, added under it, added from it)."""
+    """Trees that split once: (feature, threshold, added under it, added from it), flagging from `flag_from`."""
     return DoubtModel(-3.0, np.array([[NAMES.index(f), 0, 0] for f, _, _, _ in splits]).reshape(-1, 3),
                       np.array([[t, NO_SPLIT, NO_SPLIT] for _, t, _, _ in splits]).reshape(-1, 3),
-                      np.array([[b, 0.0, a, 0.0] for _, _, b, a in splits]).reshape(-1, 4), flag_from,
-                      np.full(len(NAMES), typical), TUNING)
+                      np.array([[b, 0.0, a, 0.0] for _, _, b, a in splits]).reshape(-1, 4),
+                      np.full(len(NAMES), typical), replace(TUNING, doubt_flag_from=flag_from))
 
 
 def test_a_die_is_flagged_where_its_steps_make_it_likely_wrong():
@@ -110,9 +112,9 @@ def _on_no_die(dice: list, name: str) -> np.ndarray:
 
 @needs_models
 @pytest.mark.parametrize(("name", "margin", "token"), [
-    ("dark_calib_8501_000243.jpg", "cut_margin", "1b"),  # a side face cut by the frame (test_vision_cut_boxes.py)
-    ("far_calib_000051.jpg", "flat_print_margin", "4g"),  # a card's "+" (test_vision_flat_prints.py)
-    ("page_far_calib_000070.jpg", "oversized_margin", "2g"),  # a note (test_vision_oversized.py)
+    ("dark_calib_8501_000243.jpg", "cut_margin", "1b"),  # a side face cut by the frame
+    ("far_calib_000051.jpg", "flat_print_margin", "4g"),  # a card's "+"
+    ("page_far_calib_000070.jpg", "oversized_margin", "2g"),  # a note
 ])
 def test_a_doubts_margin_is_over_its_level_on_the_box_it_flags_and_under_it_on_the_dice(name, margin, token):
     dice, x = _margins(name)

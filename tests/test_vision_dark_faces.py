@@ -144,4 +144,4 @@ def test_a_die_found_from_the_lowered_face_threshold_beside_another_die_is_kept(
     photo = PHOTOS / "tilt_calib_2601_000075.jpg"
     reading = read_image(photo, load_models(), ReadSettings())
     four = die_on(reading, photo, "4g")
-    assert four.face.token == "4g" and four.uncertain
+    assert four.face.token == "4g"

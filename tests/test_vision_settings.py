@@ -87,15 +87,13 @@ def test_settings_passed_down_change_the_reading_and_leave_the_cached_models_alo
     assert (models.detector.threshold, models.detector.views) == before
 
 
-def test_without_scene_flags_switches_every_doubt_off_and_nothing_else():
-    from companion.vision.doubts import DOUBTS, SWITCHABLE
+def test_a_decision_flag_the_doubt_model_weighs_can_be_switched_off_and_on_again():
+    from companion.vision.doubts import SWITCHABLE
 
     settings = ReadSettings(reader_turns=2, mirror_band=None)
-    plain = settings.without_scene_flags()
-    assert plain.disabled_doubts == SWITCHABLE
-    assert {d.name for d in DOUBTS} | {"colour_disputes", "set_changes", "missed_tops"} <= SWITCHABLE
-    assert dataclasses.replace(plain, disabled_doubts=frozenset()) == settings
-    assert settings.without_doubts("cut_boxes").with_doubts("cut_boxes") == settings
+    assert SWITCHABLE == {"colour_disputes", "set_changes", "missed_tops"}
+    assert settings.without_doubts("missed_tops").disabled_doubts == {"missed_tops"}
+    assert settings.without_doubts("missed_tops").with_doubts("missed_tops") == settings
 
 
 def test_a_doubt_that_does_not_exist_cannot_be_switched_off():
@@ -123,7 +121,7 @@ def test_the_guide_lists_every_variable_the_settings_read():
 def test_every_variable_sets_its_field():
     from companion.vision.settings import ENVIRONMENT
 
-    values = {"COMPANION_MODELS": "/opt/m", "COMPANION_DISABLED_DOUBTS": "cut_boxes, small_faces",
+    values = {"COMPANION_MODELS": "/opt/m", "COMPANION_DISABLED_DOUBTS": "missed_tops, set_changes",
               "COMPANION_MIRROR_BAND": "0.2,0.8", "COMPANION_MISSED_TOP_BANDS": "0.1,0.9",
               "COMPANION_DARK_FACE": "none", "COMPANION_FAINT_FACE": "0.8"}
     switches = {v.name for v in ENVIRONMENT if v.example == "0"}

@@ -13,7 +13,7 @@ import pytest
 from companion.vision import ReadSettings, read_image
 from companion.vision.models import default_models_dir, load_models
 from companion.vision.tuning import TUNING_FILE, Tuning, TuningError, shipped_tuning
-from photo_helpers import PHOTOS, needs_models, on_no_die
+from photo_helpers import PHOTOS, needs_models
 
 
 def shipped_json() -> dict:
@@ -26,9 +26,10 @@ def test_every_level_of_the_file_is_read_and_each_names_the_command_that_chooses
     assert tuning == shipped_tuning()
     assert all(level["chosen_by"].startswith(("training.", "benchmarks/")) for level in data["levels"].values())
     assert tuning.doubts.cut_area == data["levels"]["cut_area"]["value"]
+    assert tuning.doubt_flag_from == data["levels"]["doubt_flag_from"]["value"]
     assert tuning.cubes.same_die == data["levels"]["same_die"]["value"]
     assert tuning.pipeline.missed_top_bands == tuple(tuple(band) for band in data["levels"]["missed_top_bands"]["value"])
-    assert tuning.pipeline.decoding.uncertain_below == data["levels"]["uncertain_below"]["value"]
+    assert tuning.pipeline.decoding.die_min_posterior == data["levels"]["die_min_posterior"]["value"]
 
 
 def test_a_file_of_another_version_or_without_a_level_is_refused():
@@ -50,20 +51,16 @@ def test_a_folder_without_the_file_reads_with_the_shipped_levels(tmp_path: Path)
 
 @needs_models
 def test_a_models_folder_with_its_own_levels_flags_by_them(tmp_path: Path):
-    photo = PHOTOS / "dark_calib_8501_000243.jpg"  # a side face cut by the frame: test_vision_cut_boxes.py
-    (side,) = on_no_die(read_image(photo, load_models()), photo)
-    assert side.uncertain
+    photo = PHOTOS / "dark_calib_8501_000238.jpg"  # five dice read wrong, each flagged
+    assert sum(d.uncertain for d in read_image(photo, load_models()).dice) >= 5
     folder = tmp_path / "models"
     shutil.copytree(default_models_dir(), folder, ignore=shutil.ignore_patterns("*.md", "*.py"))
     data = shipped_json()
-    data["levels"]["cut_area"]["value"] = 0.0  # no box is that small
+    data["levels"]["doubt_flag_from"]["value"] = 1.0  # no die is that surely wrong
     (folder / TUNING_FILE).write_text(json.dumps(data))
     models = load_models(folder)
-    assert models.tuning.doubts.cut_area == 0.0
-    (unflagged,) = on_no_die(read_image(photo, models), photo)
-    assert not unflagged.uncertain  # as with the doubt switched off
-    (off,) = on_no_die(read_image(photo, load_models(), ReadSettings(disabled_doubts=frozenset({"cut_boxes"}))), photo)
-    assert not off.uncertain
+    assert models.tuning.doubt_flag_from == 1.0 and models.doubt.tuning.doubt_flag_from == 1.0
+    assert not any(d.uncertain for d in read_image(photo, models).dice)
 
 
 def test_settings_leave_the_run_time_levels_to_the_tuning_unless_given():

@@ -29,7 +29,7 @@ from conftest import REPO, models_ready, sample_photos, stop_cli
 wheel_test = pytest.mark.skipif(not models_ready() or not sample_photos(), reason="needs models/*.onnx and sample_images/")
 
 SOURCES = ["pyproject.toml", "README.md", "LICENSE", "companion", "web", "models"]
-SHIPPED_MODEL_FILES = ["detector.onnx", "reader_part0.onnx", "reader_part1.onnx", "calibration.json", "cubes.json", "light_colour.json", "README.md"]
+SHIPPED_MODEL_FILES = ["detector.onnx", "reader_part0.onnx", "reader_part1.onnx", "calibration.json", "cubes.json", "light_colour.json", "doubt_model.json", "README.md"]
 
 
 def test_pyproject_lists_every_package():

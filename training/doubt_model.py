@@ -1,26 +1,24 @@
-"""Fit a doubt model on the choosing sets, and report its curve against the doubts' own levels.
+"""Fit the reader's doubt model on the choosing sets, and report its curve per set.
 
     .venv/bin/python -m training.doubt_model collect [--data SET ...] [--limit N]
-    .venv/bin/python -m training.doubt_model fit [--seed 52] [--out data/doubt_model.json]
+    .venv/bin/python -m training.doubt_model fit [--seed 52] [--models models]    (make doubt-model)
     .venv/bin/python -m training.doubt_model curve [--data SET ...] [--json out.json]
 
-A doubt model says, per die read, how likely its reading is wrong (a misread value or colour, or
-no die's top face at all), from the doubts' continuous scores and the reader's margins
-(companion/vision/doubts.py: FEATURES, and MARGINS, each doubt's distance to its own level). It is
-a sum of small boosted trees (two levels: a split, then a split on each side), one small JSON file;
-a die is flagged from one threshold.
+The doubt model (companion/vision/doubt_model.py) says, per die read, how likely its reading is
+wrong (a misread value or colour, or no die's top face at all), from the doubts' continuous scores
+and the reader's margins (companion/vision/doubts.py: FEATURES, and MARGINS); a die is flagged from
+one operating point (models/tuning.json: doubt_flag_from).
 
 `collect` reads the photos of each set once (by default the first photos of CHOOSING's and
-REPORTING's sets: `make data data-stress data-choosing data-v1` make them) and keeps per die read
-its scores, its truth by training.evaluate's matching (right, wrong value, wrong colour, both, or
-no die at all) and the flag the shipped doubts give it, in data/doubt_scores/. `fit` fits on the
-choosing sets only (CHOOSING: calib splits), the trees' depth and number and the threshold chosen
-on out-of-fold probabilities (two folds of photos, drawn from `--seed`), then the model on every
-choosing die. `curve` prints, per set, the share of wrong dice flagged against the share of right
-dice flagged, the doubts' own point and the model's, and what the player gets with each
-(training.evaluate's figures, from the same readings). The model is not shipped: on the choosing
-sets it does not flag as many wrong dice as the doubts' own levels do for fewer right ones
-(docs/doubt_model.md).
+REPORTING's sets: `make data data-stress data-choosing data-v1 data-table` make them) and keeps per
+die read its scores, its truth by training.evaluate's matching (right, wrong value, wrong colour,
+both, or no die at all) and the reader's own flag, in data/doubt_scores/. `fit` fits on the
+choosing sets only (CHOOSING), the trees' depth and number and the operating point chosen on
+out-of-fold probabilities (two folds of photos, drawn from `--seed`): the fewest right dice flagged
+with TARGET_WRONG_FLAGGED of the wrong dice flagged. It writes the model fitted on every choosing die
+to models/doubt_model.json and its operating point into models/tuning.json. `curve` prints, per
+set, the share of wrong dice flagged against the share of right dice flagged, and what the player
+gets at the operating point (training.evaluate's figures, from the same readings).
 """
 
 from __future__ import annotations
@@ -33,20 +31,16 @@ from pathlib import Path
 
 import numpy as np
 
-from companion.vision.doubts import ALL_FEATURES, FEATURES, DoubtKind, doubt_margins
+from companion.vision.doubt_model import DOUBT_MODEL_FILE, NO_SPLIT, DoubtModel
+from companion.vision.doubts import FEATURES, doubt_margins
 from companion.vision.models import default_models_dir, load_models
 from companion.vision.pipeline import DEFAULT_SETTINGS
-from companion.vision.tuning import Tuning, shipped_tuning
+from companion.vision.tuning import TUNING_FILE, Tuning, shipped_tuning
 from training.common import read_dataset
 from training.evaluate import ImageResult, analyse_image, evaluate_analysis, matched_truths, summarise
 
 SCORES_DIR = Path("data/doubt_scores")
-MODEL_FILE = Path("data/doubt_model.json")
-FORMAT = "doubt-trees"
-VERSION = 1
-# A side of a tree that does not split: its threshold, which every score is under.
-NO_SPLIT = 1e30
-KINDS: tuple[DoubtKind, ...] = ("value", "color", "die")
+MODELS_DIR = Path("models")
 # The sets the model is fitted and its threshold chosen on, each its first photos (as many as
 # here): calib splits of the generator's look and its first look (make data, data-stress,
 # data-choosing, data-v1), never a report set.
@@ -55,13 +49,16 @@ CHOOSING: dict[str, int] = {
     "data/stress_tilt_calib": 100, "data/more/calib": 300, "data/more/stress_warm_calib": 100,
     "data/more/stress_tilt_calib": 100, "data/more/stress_tilt_calib2": 100, "data/more/stress_dark_calib": 100,
     "data/more/stress_dark_calib2": 100, "data/more/stress_cold_calib": 100, "data/page_calib": 20,
-    "data/page_far_calib": 10, "data/v1_calib": 200}
+    "data/page_far_calib": 10, "data/v1_calib": 200,
+    "data/table/choose": 256, "data/table/warm_choose": 128, "data/table/far_choose": 192}
 # The report sets its figures are given on (the model card), each its first photos.
 REPORTING: dict[str, int] = {
     "data/val": 400, "data/stress_warm_val": 100, "data/stress_cold_val": 100, "data/stress_dark_val": 100,
-    "data/stress_tilt_val": 100, "data/v1_val": 200, "data/far": 12}
-# The model flags at least this share of the choosing sets' wrong dice (out of fold).
-TARGET_WRONG_FLAGGED = 0.97
+    "data/stress_tilt_val": 100, "data/v1_val": 200, "data/far": 12,
+    "data/table/report": 384, "data/table/warm_report": 128, "data/table/far_report": 192}
+# The operating point: the model flags at least this share of the choosing sets' wrong dice (out of
+# fold), the floor the product requires (docs/doubt_model.md), with as few right dice as it can.
+TARGET_WRONG_FLAGGED = 0.95
 # Truths of a die read: right, its value or colour or both misread, no die's top face, or a face
 # mostly cut by the frame (neither right nor wrong: left out of the fit).
 RIGHT, WRONG_VALUE, WRONG_COLOUR, WRONG_BOTH, NO_DIE, IGNORED = 0, 1, 2, 3, 4, -1
@@ -74,84 +71,6 @@ LEAF_L2 = 1.0
 MIN_LEAF_WEIGHT = 1.0
 STEP_CHOICES = (100, 200, 400)
 DEPTH_CHOICES = (1, 2)
-
-
-class DoubtModelError(ValueError):
-    """A doubt model file this code cannot use (another format, version or feature list)."""
-
-
-@dataclass(frozen=True)
-class DoubtModel:
-    """Trees of two levels over ALL_FEATURES (the doubts' scores, FEATURES, and their margins, made
-    from them by doubts.doubt_margins): per tree, a split (feature[:, 0] under threshold[:, 0]?),
-    then on the lower side a split on feature[:, 1], on the upper side on feature[:, 2], each leading
-    to a leaf of `leaves` (lower-lower, lower-upper, upper-lower, upper-upper)."""
-
-    bias: float
-    feature: np.ndarray  # (trees, 3) int: indices into ALL_FEATURES
-    threshold: np.ndarray  # (trees, 3)
-    leaves: np.ndarray  # (trees, 4): what the tree adds to the log-odds
-    flag_from: float  # a die is flagged where its probability of being wrong is at least this
-    typical: np.ndarray  # (FEATURES,) a typical right die's scores: what a doubt is told against
-    tuning: Tuning  # the levels the margins are measured from (the models' tuning.json)
-
-    def log_odds(self, scores: np.ndarray) -> np.ndarray:
-        """(n,) the log-odds that each die's reading is wrong, from its scores (n, FEATURES)."""
-        x = doubt_margins(scores, self.tuning)
-        if not len(self.feature):
-            return np.full(len(x), self.bias)
-        under = x[:, self.feature] < self.threshold  # (n, trees, 3)
-        lower = np.where(under[:, :, 1], self.leaves[:, 0], self.leaves[:, 1])
-        upper = np.where(under[:, :, 2], self.leaves[:, 2], self.leaves[:, 3])
-        return self.bias + np.where(under[:, :, 0], lower, upper).sum(axis=1)
-
-    def probability(self, scores: np.ndarray) -> np.ndarray:
-        return 1.0 / (1.0 + np.exp(-self.log_odds(scores)))
-
-    def flags(self, scores: np.ndarray) -> np.ndarray:
-        return self.probability(scores) >= self.flag_from
-
-    def kind(self, scores: np.ndarray, value_prob: float, color_prob: float) -> DoubtKind:
-        """What to ask of one flagged die (scores (FEATURES,)): the kind whose scores, put back to a
-        typical right die's, lower its log-odds of being wrong the most; where none of the three
-        does, the less sure of its value and colour (doubts.doubt_of)."""
-        x = np.asarray(scores, dtype=np.float64).reshape(len(FEATURES))
-        names = list(FEATURES)
-        typical = []
-        for kind in KINDS:
-            mine = np.array([FEATURES[name] == kind for name in names])
-            typical.append(np.where(mine, self.typical, x))
-        drop = self.log_odds(x[None, :])[0] - self.log_odds(np.stack(typical))
-        best = int(np.argmax(drop))
-        if drop[best] > 0.0:
-            return KINDS[best]
-        return "value" if value_prob <= color_prob else "color"
-
-    def to_json(self) -> dict:
-        names = list(ALL_FEATURES)
-        return {"format": FORMAT, "version": VERSION, "features": names, "bias": self.bias,
-                "flag_from": self.flag_from, "typical": [float(v) for v in self.typical],
-                "trees": [{"split": [[names[int(f)], float(t)] for f, t in zip(fs, ts)], "leaves": [float(v) for v in vs]}
-                          for fs, ts, vs in zip(self.feature, self.threshold, self.leaves)]}
-
-    @classmethod
-    def from_json(cls, data: dict, tuning: Tuning) -> DoubtModel:
-        if data.get("format") != FORMAT or data.get("version") != VERSION:
-            raise DoubtModelError(f"Not a {FORMAT} model of version {VERSION}.")
-        if data.get("features") != list(ALL_FEATURES):
-            raise DoubtModelError("The doubt model was fitted on other features than this code measures; fit it again "
-                                  "(python -m training.doubt_model fit).")
-        index = {name: i for i, name in enumerate(ALL_FEATURES)}
-        trees = data["trees"]
-        return cls(float(data["bias"]),
-                   np.array([[index[f] for f, _ in t["split"]] for t in trees], dtype=np.int64).reshape(-1, 3),
-                   np.array([[v for _, v in t["split"]] for t in trees], dtype=np.float64).reshape(-1, 3),
-                   np.array([t["leaves"] for t in trees], dtype=np.float64).reshape(-1, 4), float(data["flag_from"]),
-                   np.array(data["typical"], dtype=np.float64), tuning)
-
-    @classmethod
-    def load(cls, path: Path, tuning: Tuning) -> DoubtModel:
-        return cls.from_json(json.loads(path.read_text("utf-8")), tuning)
 
 
 @dataclass
@@ -169,7 +88,7 @@ class SetScores:
     name: str
     scores: np.ndarray  # (dice, FEATURES)
     truth: np.ndarray  # (dice,) a TRUTHS code or IGNORED
-    ladder: np.ndarray  # (dice,) flagged by the doubts' own levels
+    ladder: np.ndarray  # (dice,) flagged by the reader as it read them
     photo: np.ndarray  # (dice,) the photo's index in the set
     photos: list[PhotoDice]
 
@@ -182,12 +101,11 @@ def _cache(data: str) -> Path:
     return SCORES_DIR / (data.strip("/").replace("/", "__") + ".pkl")
 
 
-def collect(data: str, limit: int = 0, models_dir: Path | None = None) -> SetScores:
-    """The first `limit` photos of `data` (0: all) read once, the doubts' own levels flagging (kept
-    in SCORES_DIR)."""
+def collect(data: str, limit: int = 0, models_dir: Path | None = None, fresh: bool = False) -> SetScores:
+    """The first `limit` photos of `data` (0: all) read once (kept in SCORES_DIR; `fresh`: read again)."""
     path = _cache(data)
     images = read_dataset(data, limit)
-    if path.is_file():
+    if path.is_file() and not fresh:
         cached: SetScores = pickle.loads(path.read_bytes())
         if cached.scores.shape[1] == len(FEATURES) and len(cached.photos) == len(images):
             return cached
@@ -274,7 +192,7 @@ def fit_trees(x: np.ndarray, y: np.ndarray, steps: int, depth: int = 2, wrong_we
               tuning: Tuning | None = None) -> DoubtModel:
     """Boosted trees (`depth` 1: stumps, 2: a split on each side too) over the scores `x` (n, FEATURES)
     and their margins (doubts.doubt_margins) by Newton steps on the log loss
-    (flag_from left at 0.5; typical: the right dice's median scores). `wrong_weight`: each wrong
+    (typical: the right dice's median scores). `wrong_weight`: each wrong
     die counts as that many in the loss (the flags are chosen where nearly every wrong die is flagged)."""
     tuning = tuning or shipped_tuning()
     scores, x = x, doubt_margins(x, tuning)
@@ -304,7 +222,7 @@ def fit_trees(x: np.ndarray, y: np.ndarray, steps: int, depth: int = 2, wrong_we
     typical = np.median(scores[y == 0], axis=0) if (y == 0).any() else np.zeros(scores.shape[1])
     return DoubtModel(bias, np.array([t[0] for t in trees], dtype=np.int64).reshape(-1, 3),
                       np.array([t[1] for t in trees]).reshape(-1, 3), np.array([t[2] for t in trees]).reshape(-1, 4),
-                      0.5, typical, tuning)
+                      typical, tuning)
 
 
 def _tree_output(tree: tuple[list[int], list[float], list[float]], x: np.ndarray) -> np.ndarray:
@@ -350,36 +268,52 @@ def _pooled(sets: list[SetScores]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.concatenate(xs), np.concatenate(ys), np.concatenate(gs)
 
 
-def fit(sets: list[SetScores], seed: int) -> tuple[DoubtModel, dict]:
-    """The trees' depth and number and the threshold chosen out of fold, then the model on every die."""
+def fit(sets: list[SetScores], seed: int, share: float = TARGET_WRONG_FLAGGED) -> tuple[DoubtModel, float, dict]:
+    """The trees' depth and number and the operating point chosen out of fold (the fewest right dice
+    flagged with `share` of the wrong dice flagged), then the model on every die; its operating point."""
     x, y, _ = _pooled(sets)
     wrong = y > 0
     trials = {}
     for depth in DEPTH_CHOICES:
         for steps in STEP_CHOICES:
             prob = out_of_fold(sets, seed, steps, depth)
-            trials[depth, steps] = (right_flagged_at(prob, wrong), prob)
-            print(f"  depth {depth}, {steps:4d} trees: out of fold, {TARGET_WRONG_FLAGGED:.0%} of wrong dice flagged with "
-                  f"{trials[depth, steps][0]:.2%} of right dice flagged")
+            trials[depth, steps] = (right_flagged_at(prob, wrong, share), prob)
+            print(f"  depth {depth}, {steps:4d} trees: out of fold, {share:.0%} of wrong dice flagged with "
+                  f"{trials[depth, steps][0]:.2%} of right dice flagged", flush=True)
     depth, steps = min(trials, key=lambda k: (trials[k][0], k[1], k[0]))
-    level = threshold_for(trials[depth, steps][1], wrong)
-    model = replace(fit_trees(x, y, steps, depth), flag_from=level)
-    return model, {"depth": depth, "trees": steps, "out_of_fold_right_flagged": trials[depth, steps][0],
-                   "flag_from": level, "against_the_doubts": compared(sets, trials[depth, steps][1] >= level)}
+    prob = trials[depth, steps][1]
+    level = threshold_for(prob, wrong, share)
+    model = fit_trees(x, y, steps, depth)
+    curve = [{"right_flagged": r, "wrong_flagged": w} for r, w in curve_rows(prob, wrong, ~wrong)]
+    return model, level, {"depth": depth, "trees": steps, "wrong_share": share,
+                          "out_of_fold_right_flagged": trials[depth, steps][0], "out_of_fold_curve": curve,
+                          "against_the_reader": compared(sets, prob >= level)}
+
+
+def write_operating_point(models_dir: Path, level: float) -> None:
+    """Set the tuning file's doubt_flag_from to `level` (rounded to 4 places), its other levels as they are."""
+    path = models_dir / TUNING_FILE
+    data = json.loads(path.read_text("utf-8"))
+    data["levels"]["doubt_flag_from"]["value"] = round(level, 4)
+    lines = [f"    {json.dumps(name)}: {json.dumps(entry)}" for name, entry in data["levels"].items()]
+    head = {k: v for k, v in data.items() if k != "levels"}
+    text = "{\n" + "".join(f"  {json.dumps(k)}: {json.dumps(v)},\n" for k, v in head.items())
+    path.write_text(text + '  "levels": {\n' + ",\n".join(lines) + "\n  }\n}\n", "utf-8")
 
 
 def compared(sets: list[SetScores], flags: np.ndarray) -> dict:
     """The choosing sets' dice and photos with `flags` (out of fold, over _pooled's dice) and with
-    the shipped doubts' flags: wrong dice read flagged, right dice flagged, photos with a silent error."""
+    the flags the reader gave as it read them: wrong dice read flagged, right dice flagged, photos
+    with a silent error."""
     out: dict[str, dict[str, float]] = {}
     start = 0
-    rows = {"model": [], "doubts": []}
+    rows = {"model": [], "as read": []}
     for s in sets:
         keep = np.flatnonzero(s.truth != IGNORED)
-        mine = s.ladder.copy()  # a face cut by the frame keeps the doubts' flag: it is in no figure but sure_dice
+        mine = s.ladder.copy()  # a face cut by the frame keeps its flag as read: it is in no figure but sure_dice
         mine[keep] = flags[start:start + len(keep)]
         start += len(keep)
-        for name, f in (("model", mine), ("doubts", s.ladder)):
+        for name, f in (("model", mine), ("as read", s.ladder)):
             rows[name].append((f[s.wrong].sum(), s.wrong.sum(), f[s.truth == RIGHT].sum(), (s.truth == RIGHT).sum(),
                                sum(r.silent_error for r in flagged_results(s, f)), len(s.photos)))
     for name, r in rows.items():
@@ -423,21 +357,45 @@ def curve_rows(prob: np.ndarray, wrong: np.ndarray, right: np.ndarray,
 
 
 def describe(s: SetScores, model: DoubtModel) -> dict:
-    """Print the set's curve and both operating points; the figures, for a JSON file."""
+    """Print the set's curve, and what the player gets with the flags as read and with the model at
+    its operating point; the figures, for a JSON file."""
     prob = model.probability(s.scores)
     wrong, right = s.wrong, s.truth == RIGHT
-    flags = prob >= model.flag_from
+    flags = model.flags(s.scores)
     before, after = player(s, s.ladder), player(s, flags)
     print(f"{s.name}: {len(s.photos)} photos, {int(right.sum())} right dice read, {int(wrong.sum())} wrong "
           f"({', '.join(f'{n} {TRUTHS[c]}' for c in TRUTHS if c and (n := int((s.truth == c).sum())))})")
     print("  curve (right dice flagged -> wrong dice flagged): " +
           ", ".join(f"{r:.1%} -> {w:.1%}" for r, w in curve_rows(prob, wrong, right)))
-    for name, f in (("doubts' own levels", before), ("doubt model", after)):
-        print(f"  {name:<19} wrong dice read flagged {_share(flags if name == 'doubt model' else s.ladder, wrong)}, "
+    for name, f in (("as read", before), ("doubt model", after)):
+        print(f"  {name:<11} wrong dice read flagged {_share(flags if name == 'doubt model' else s.ladder, wrong)}, "
               f"right flagged {f['right_flagged']:.2%}; photos all right {f['photos_all_right']:.2%}, "
               f"face {f['face_acc']:.2%}, recall {f['recall']:.2%}, silent photos {f['photos_silent_error']:.2%}, "
               f"wrong flagged {f['wrong_flagged']:.1%} of {f['wrong_dice']}, swaps {f['colour_swaps']:.2%}")
-    return {"before": before, "after": after, "curve": curve_rows(prob, wrong, right)}
+    return {"as_read": before, "model": after, "curve": curve_rows(prob, wrong, right)}
+
+
+# The levels of doubt_die_drop `kinds` compares (log-odds).
+DIE_DROPS = (0.5, 1.0, 1.5, 2.0, 3.0)
+
+
+def kinds(sets: list[SetScores], model: DoubtModel) -> dict[float, int]:
+    """Per level of doubt_die_drop: of the sets' wrong dice the model flags, how many are asked
+    what is wrong with them (a misread value "value", a misread colour "color", both either of the
+    two, no die's top face "die"); printed per truth."""
+    x = np.concatenate([s.scores[s.wrong & model.flags(s.scores)] for s in sets])
+    truth = np.concatenate([s.truth[s.wrong & model.flags(s.scores)] for s in sets])
+    weaker = np.where(x[:, list(FEATURES).index("value_prob")] <= x[:, list(FEATURES).index("colour_prob")], "value", "color")
+    drop = model.die_drop(x)
+    right = {WRONG_VALUE: ("value",), WRONG_COLOUR: ("color",), WRONG_BOTH: ("value", "color"), NO_DIE: ("die",)}
+    out = {}
+    for level in DIE_DROPS:
+        kind = np.where(drop > level, "die", weaker)
+        out[level] = int(sum(k in right[int(t)] for k, t in zip(kind, truth)))
+        per = "; ".join(f"{TRUTHS[t]}: " + ", ".join(f"{k} {int(((truth == t) & (kind == k)).sum())}" for k in ("value", "color", "die"))
+                        for t in right)
+        print(f"  doubt_die_drop {level}: {out[level]}/{len(truth)} asked what is wrong ({per})")
+    return out
 
 
 def _share(flags: np.ndarray, wrong: np.ndarray) -> str:
@@ -450,13 +408,16 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser("collect", help="read the sets' photos and keep the doubts' scores")
     c.add_argument("--data", nargs="+", default=[*CHOOSING, *REPORTING])
     c.add_argument("--limit", type=int, default=None, help="the first N photos of each (default: CHOOSING's, REPORTING's)")
+    c.add_argument("--fresh", action="store_true", help="read the photos again, whatever data/doubt_scores/ holds")
     f = sub.add_parser("fit", help="fit the doubt model on the choosing sets (CHOOSING)")
     f.add_argument("--seed", type=int, default=52, help="draws the folds of photos")
-    f.add_argument("--out", type=Path, default=MODEL_FILE)
+    f.add_argument("--models", type=Path, default=MODELS_DIR,
+                   help="writes the model here (doubt_model.json) and its operating point into its tuning.json")
+    sub.add_parser("kinds", help="the kind asked of the choosing sets' wrong dice flagged, per doubt_die_drop")
     k = sub.add_parser("curve", help="per set: the curve and what the player gets")
     k.add_argument("--data", nargs="+", default=[*CHOOSING, *REPORTING])
     k.add_argument("--limit", type=int, default=None, help="the first N photos of each (default: CHOOSING's, REPORTING's)")
-    k.add_argument("--model", type=Path, default=MODEL_FILE)
+    k.add_argument("--models", type=Path, default=MODELS_DIR, help="the doubt model's and its tuning's folder")
     k.add_argument("--json", type=Path, help="also write the figures here")
     args = ap.parse_args(argv)
     def limit(data: str) -> int:
@@ -464,21 +425,24 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.command == "collect":
         for data in args.data:
-            s = collect(data, limit(data))
+            s = collect(data, limit(data), fresh=args.fresh)
             print(f"{data}: {len(s.photos)} photos, {len(s.truth)} dice read, {int(s.wrong.sum())} wrong")
         return 0
     if args.command == "fit":
         sets = [collect(d, n) for d, n in CHOOSING.items()]
-        model, chosen = fit(sets, args.seed)
-        data = {**model.to_json(), "fitted": {"seed": args.seed, "sets": [s.name for s in sets],
-                                              "photos": {s.name: len(s.photos) for s in sets}, **chosen}}
-        assert data["format"] == FORMAT and data["version"] == VERSION
-        args.out.write_text(json.dumps(data, indent=1) + "\n", "utf-8")
-        print(f"{args.out}: depth {chosen['depth']}, {chosen['trees']} trees, flag from {chosen['flag_from']:.4f}")
+        model, level, chosen = fit(sets, args.seed)
+        data = {**model.to_json(), "fitted": {"seed": args.seed, "photos": {s.name: len(s.photos) for s in sets},
+                                              "flag_from": level, **chosen}}
+        (args.models / DOUBT_MODEL_FILE).write_text(json.dumps(data, indent=1) + "\n", "utf-8")
+        write_operating_point(args.models, level)
+        print(f"{args.models / DOUBT_MODEL_FILE}: depth {chosen['depth']}, {chosen['trees']} trees; "
+              f"{args.models / TUNING_FILE}: doubt_flag_from {round(level, 4)}")
         return 0
-    if not args.model.is_file():
-        raise SystemExit(f"No doubt model at {args.model}: fit one first (python -m training.doubt_model fit).")
-    model = DoubtModel.load(args.model, shipped_tuning())
+    models_dir = getattr(args, "models", MODELS_DIR)
+    model = DoubtModel.load(models_dir / DOUBT_MODEL_FILE, Tuning.load(models_dir))
+    if args.command == "kinds":
+        kinds([collect(d, n) for d, n in CHOOSING.items()], model)
+        return 0
     figures = {d: describe(collect(d, limit(d)), model) for d in args.data}
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1, default=float), "utf-8")

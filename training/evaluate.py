@@ -438,12 +438,8 @@ def main(argv=None) -> int:
     ap.add_argument("--table", help="also write the model card's table (one row per set) to this file")
     ap.add_argument("--swaps", help="also write the colour swaps per body, table and light (SWAP_CONDITIONS) to this file")
     ap.add_argument("--misreads", help="also draw the first misread faces, truth > reading, into this image")
-    ap.add_argument("--no-scene-flags", action="store_true",
-                    help="switch every flag of the scene step off (ReadSettings.without_scene_flags), for comparison")
     args = ap.parse_args(argv)
     settings = ReadSettings.from_env()  # COMPANION_* switches, as the CLI reads them
-    if args.no_scene_flags:
-        settings = settings.without_scene_flags()
     models = load_models(Path(args.models) if args.models else settings.models_dir, settings.providers)
     figures, everything, by_set = {}, [], {}
     for data in args.data:

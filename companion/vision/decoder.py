@@ -39,10 +39,9 @@ def color_index(color: Color) -> int:
 
 @dataclass(frozen=True, slots=True)
 class DecodeSettings:
-    """The decoder's levels (models/tuning.json: die_min_posterior, uncertain_below)."""
+    """The decoder's levels (models/tuning.json: die_min_posterior)."""
 
     die_min_posterior: float  # name the die only when it is this sure (else null)
-    uncertain_below: float  # flag a die whose face confidence is lower (doubts.py flags what it does not carry)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +53,6 @@ class DecodedDie:
     confidence: float  # posterior of the decoded face over all consistent assignments
     die: str | None  # the physical die, when sure enough
     die_posterior: float  # posterior of the most likely die for this detection
-    uncertain: bool
     assigned: str  # the die of the most probable consistent assignment (reported only when sure)
 
 
@@ -202,5 +200,5 @@ def decode(
         die_p = float(post[i, best_die])
         die_id = lay.ids[d] if best_die == d and die_p >= settings.die_min_posterior else None
         conf = float(min(1.0, max(0.0, conf)))
-        out.append(DecodedDie(i, face, conf, die_id, die_p, conf < settings.uncertain_below, lay.ids[d]))
+        out.append(DecodedDie(i, face, conf, die_id, die_p, lay.ids[d]))
     return out

@@ -1,4 +1,4 @@
-"""The models of one folder (detector, reader, calibration, tuning), loaded once per process.
+"""The models of one folder (detector, reader, calibration, tuning, doubt model), loaded once per process.
 
 The shipped models are package data (``companion.models``, the repository's ``models/``);
 the settings name another folder (ReadSettings.models_dir: the CLI's and server's --models,
@@ -16,13 +16,14 @@ from companion import assets
 from companion.vision.calibration import Calibration
 from companion.vision.cubes import CubeModel
 from companion.vision.detector import DetectorModel
+from companion.vision.doubt_model import DOUBT_MODEL_FILE, DoubtModel
 from companion.vision.light_colour import LightColourHeads
 from companion.vision.reader import PART_FILE, ReaderModel
 from companion.vision.session import ModelsMissing
 from companion.vision.settings import CPU_PROVIDERS
 from companion.vision.tuning import TUNING_FILE, Tuning, shipped_tuning
 
-__all__ = ["CALIBRATION_FILE", "CUBES_FILE", "DETECTOR_FILE", "LIGHT_COLOUR_FILE", "READER_FILE", "TUNING_FILE", "Models", "ModelsMissing",
+__all__ = ["CALIBRATION_FILE", "CUBES_FILE", "DETECTOR_FILE", "DOUBT_MODEL_FILE", "LIGHT_COLOUR_FILE", "READER_FILE", "TUNING_FILE", "Models", "ModelsMissing",
            "default_models_dir", "load_models", "models_present"]
 
 DETECTOR_FILE = "detector.onnx"
@@ -45,6 +46,7 @@ class Models:
     cubes: CubeModel | None = None  # None: the folder has no cube model
     light_colour: LightColourHeads | None = None  # None: the folder has no such head (light_colour.py)
     tuning: Tuning = field(default_factory=shipped_tuning)  # the levels chosen with these models (tuning.py)
+    doubt: DoubtModel = field(default_factory=lambda: shipped_doubt_model())  # which dice to check (doubt_model.py)
 
 
 _cache: dict[tuple[Path, tuple[str, ...]], Models] = {}
@@ -63,8 +65,20 @@ def load_models(folder: Path | None = None, providers: Sequence[str] = CPU_PROVI
                                           calibration.detector_threshold, calibration.detector_views)
             _cache[key] = Models(detector, ReaderModel.load(folder / READER_FILE, providers), calibration,
                                  CubeModel.load(folder / CUBES_FILE), LightColourHeads.load(folder / LIGHT_COLOUR_FILE),
-                                 tuning)
+                                 tuning, load_doubt_model(folder, tuning))
         return _cache[key]
+
+
+def load_doubt_model(folder: Path, tuning: Tuning) -> DoubtModel:
+    """The folder's doubt model, its margins measured at `tuning`'s levels; the shipped one where the
+    folder has none. A damaged or mismatched file is refused (DoubtModelError, a sentence)."""
+    path = folder / DOUBT_MODEL_FILE
+    return DoubtModel.load(path if path.is_file() else default_models_dir() / DOUBT_MODEL_FILE, tuning)
+
+
+def shipped_doubt_model() -> DoubtModel:
+    """The doubt model the package ships, at the shipped levels."""
+    return load_doubt_model(default_models_dir(), shipped_tuning())
 
 
 def models_present(folder: Path | None = None) -> bool:

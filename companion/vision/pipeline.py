@@ -66,9 +66,10 @@ def analyse(
     if kept is None:
         return _nothing()
     decided = decide_dice(kept, models, settings, dice_set, profile)
-    dice = doubt_dice(decided, models.tuning, settings, dice_set)
+    doubt_scores = doubt_scores_of(decided, models.doubt.tuning)
+    dice = doubt_dice(decided, models.doubt, dice_set, doubt_scores)
     return Analysis(decided.detections, decided.value_logits, decided.color_logits, dice, kept.light.unusual,
-                    doubt_scores_of(decided, models.tuning) if scores else None,
+                    doubt_scores if scores else None,
                     _features(decided, dice, kept.cast is not None) if learnable else None)
 
 

@@ -66,15 +66,15 @@ class ReadSettings:
     # with joint_colour, under the usual light too: light bodies' inks split by the photo's own (joint_colour.split_inks)
     usual_light_joint: bool = True
     # on dark bodies the face head is less sure of top faces: a box the detector is sure of is read as a die
-    # from this face probability, flagged (None: the calibration's face threshold everywhere)
+    # from this face probability (None: the calibration's face threshold everywhere)
     dark_face_threshold: float | None | Tuned = TUNED
     # a face only the upright view finds (a dark die's thin top face, seen side-on: stage1_find_faces.faint_faces)
-    # is read as a die from this face probability, flagged (None: never)
+    # is read as a die from this face probability (None: never)
     faint_face_threshold: float | None | Tuned = TUNED
     # drop a box the cube model calls a second one on a cube (cubes.py; False: flag it instead)
     one_per_cube: bool = True
-    # the doubts that flag no die (companion/vision/doubts.py: SWITCHABLE names them), for comparing
-    # what each adds; every doubt is on in the shipped pipeline
+    # the decision flags measured not at all (companion/vision/doubts.py: SWITCHABLE names them; their
+    # scores then read 0 for the doubt model), for comparing what each adds; all on in the shipped pipeline
     disabled_doubts: frozenset[str] = frozenset()
     # a peak beyond a kept box (the doubt "missed_tops": top_faces.py) whose face probability lies outside
     # the first band upright, or the second after two turns, is read no further (empty: every turn)
@@ -116,13 +116,6 @@ class ReadSettings:
     def with_doubts(self, *names: str) -> ReadSettings:
         """These settings with the doubts `names` on again."""
         return replace(self, disabled_doubts=self.disabled_doubts - frozenset(names))
-
-    def without_scene_flags(self) -> ReadSettings:
-        """These settings with every doubt that may be off, off, for comparing what the doubts add.
-        A die is then still flagged for the decoder's confidence, a weak box or face (the
-        tuning's detection_sure, face_sure), a colour the joint decision moved, and a box kept
-        beside a dropped second one."""
-        return replace(self, disabled_doubts=_switchable())
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ReadSettings:
@@ -258,7 +251,7 @@ ENVIRONMENT: tuple[Variable, ...] = (
              "`missed_top_bands`: a peak whose face probability lies outside the first band upright, or the "
              "second after two turns, is read no further)"),
     Variable("COMPANION_DISABLED_DOUBTS", "disabled_doubts", _names, "a,b",
-             "switches the named doubts off, for comparisons (companion/vision/doubts.py: `SWITCHABLE`; "
+             "switches the named decision flags off, for comparisons (companion/vision/doubts.py: `SWITCHABLE`; "
              "default: none)"),
 )
 

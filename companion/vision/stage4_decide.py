@@ -89,7 +89,7 @@ def decide_dice(
         value_probs, color_probs, unbacked = applied.value_probs, applied.color_probs, applied.unbacked
     faces = kept.faces[keep]
     decoded = decode(value_probs, color_probs, dice_set, settings.levels(models.tuning).decoding)
-    flags = _decision_flags(detections, faces, value_probs, color_probs, decoded, cast, settings, models.tuning)
+    flags = _decision_flags(detections, value_probs, color_probs, decoded, settings)
     flags["unbacked"] = unbacked  # the profile read it otherwise, and its guard could not back that
     if settings.joint_colour:
         decoded, flags, color_probs = _joint_decode(detections, faces, value_probs, color_probs, decoded, flags,
@@ -140,9 +140,7 @@ def _joint_decode(
         joint = joint_colours(color_probs, inks(), spread=spread, dark=cast is None)
     decoded = decode(value_probs, joint.probs, dice_set, settings.levels(tuning).decoding)
     # the set's constraint is still judged against what the reader itself saw
-    flags = _merged(_decision_flags(detections, faces, value_probs, color_probs, decoded, cast, settings, tuning),
-                    alone_flags)
-    flags["decoder"] = flags["decoder"] | np.array([a.uncertain for a in alone], dtype=bool)
+    flags = _merged(_decision_flags(detections, value_probs, color_probs, decoded, settings), alone_flags, len(detections))
     flags["colour_moved"] = joint.moved | np.array([d.face != a.face for d, a in zip(decoded, alone)], dtype=bool)
     if "colour_disputes" not in settings.disabled_doubts:
         flags["colour_disputes"] = np.asarray(joint.disputed, dtype=bool)
@@ -150,26 +148,15 @@ def _joint_decode(
 
 
 def _decision_flags(
-    detections: list[Detection], faces: np.ndarray, value_probs: np.ndarray, color_probs: np.ndarray,
-    decoded: list[DecodedDie], cast: float | None, settings: ReadSettings, tuning: Tuning,
+    detections: list[Detection], value_probs: np.ndarray, color_probs: np.ndarray, decoded: list[DecodedDie],
+    settings: ReadSettings,
 ) -> dict[str, np.ndarray]:
-    """Per doubt raised where the dice are decided (doubts.DECISION_DOUBTS), the boxes it flags
-    beyond the decoder's own confidence: a box the detector or the face head is unsure of, a die
-    under a light the reader is trusted less in, and a die the set's constraint read otherwise
-    than the reader saw it (the set cannot produce what it saw: something was misread)."""
-    n = len(detections)
-    off = settings.disabled_doubts
-    flags = {"decoder": np.zeros(n, dtype=bool),
-             "weak_box": np.array([d.score < tuning.detection_sure for d in detections], dtype=bool)
-             | (faces < tuning.face_sure)}
-    # a light beyond the training look: the reader's confidences are worth less (see UNUSUAL_CAST);
-    # so under a light no white reference tells (dark bodies), which may be as far beyond it
-    light = "unusual_light" if cast is not None and cast > UNUSUAL_CAST else "unknown_light" if cast is None else ""
-    if light and light not in off:
-        flags[light] = np.zeros(n, dtype=bool)
-        flags[light][[d.index for d in decoded]] = [d.confidence < tuning.unusual_light_sure for d in decoded]
-    if "set_changes" not in off:
-        flags["set_changes"] = np.zeros(n, dtype=bool)
+    """Per doubt raised where the dice are decided (doubts.DECISION_DOUBTS), the boxes it flags: a
+    die the set's constraint read otherwise than the reader saw it (the set cannot produce what it
+    saw: something was misread)."""
+    flags = {}
+    if "set_changes" not in settings.disabled_doubts:
+        flags["set_changes"] = np.zeros(len(detections), dtype=bool)
         for d in decoded:
             # what the reader saw on the face, before the set had its say
             seen = Face(VALUE_CLASSES[int(value_probs[d.index].argmax())],
@@ -178,7 +165,6 @@ def _decision_flags(
     return flags
 
 
-def _merged(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Two sets of named flags over the same boxes, each name's flags joined."""
-    n = len(next(iter(a.values())))
+def _merged(a: dict[str, np.ndarray], b: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
+    """Two sets of named flags over the same `n` boxes, each name's flags joined."""
     return {name: a.get(name, np.zeros(n, dtype=bool)) | b.get(name, np.zeros(n, dtype=bool)) for name in {**a, **b}}

@@ -28,14 +28,13 @@ class TuningError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class DoubtLevels:
-    """The levels of companion/vision/doubts.py's tests (what each means: the test's docstring)."""
+    """The levels the doubts' scores and margins are measured at (companion/vision/doubts.py: doubt_margins)."""
 
     turns_sure: float
     doubtful_face_sure: float
     ink_doubt_temperature: float
     colour_margin_share: float
     value_margin_share: float
-    face_share: float
     face_share_below: float
     tilted_view: float
     oversized: float
@@ -44,9 +43,6 @@ class DoubtLevels:
     flat_print_lead: float
     cut_area: float
     faint_warm_share: float
-    doubted_share: float
-    doubted_sure: float
-    doubted_all_share: float
     small_face: float
     small_face_lead: float
 
@@ -149,7 +145,9 @@ class Tuning:
 
     detection_sure: float  # a box the detector scores lower is flagged
     face_sure: float  # a box the face head rates lower is flagged
-    unusual_light_sure: float  # under an unusual or untold light a die is flagged under this confidence
+    unusual_light_sure: float  # under an unusual or untold light: the confidence the doubt model's light_margin is told from
+    doubt_flag_from: float  # the doubt model's operating point: a die this likely wrong or more is flagged (doubt_model.py)
+    doubt_die_drop: float  # a flagged die is asked whether it is a die where its box's scores weigh this much (log-odds)
     pipeline: PipelineLevels
     read: ReadLevels
     search: SearchLevels
